@@ -1,0 +1,64 @@
+"""ragmeter: measure the quality of retrieval-augmented generation.
+
+The public API is what ``__all__`` lists; everything else may change between versions.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from ragmeter.dataset import Dataset, Sample, load_dataset
+from ragmeter.errors import (
+    ConfigError,
+    DatasetError,
+    JudgeError,
+    JudgeOutputError,
+    RagmeterError,
+    RateLimitError,
+    RunError,
+    TransportError,
+    UnsupportedStepError,
+)
+from ragmeter.judges.base import GeneratedQuestions, Judge, Verdict
+from ragmeter.judges.config import JudgeConfig
+from ragmeter.judges.factory import make_judge
+from ragmeter.metrics.base import Metric, Score, ScoreError, get_metric, list_metrics, register_metric
+from ragmeter.run.agreement import aagreement, agreement
+from ragmeter.run.api import evaluate
+from ragmeter.run.config import RunConfig
+from ragmeter.run.result import MetricSummary, Result
+from ragmeter.run.runner import aevaluate
+
+__all__ = [
+    "ConfigError",
+    "Dataset",
+    "DatasetError",
+    "GeneratedQuestions",
+    "Judge",
+    "JudgeConfig",
+    "JudgeError",
+    "JudgeOutputError",
+    "Metric",
+    "MetricSummary",
+    "RagmeterError",
+    "RateLimitError",
+    "Result",
+    "RunConfig",
+    "RunError",
+    "Sample",
+    "Score",
+    "ScoreError",
+    "TransportError",
+    "UnsupportedStepError",
+    "Verdict",
+    "__version__",
+    "aagreement",
+    "aevaluate",
+    "agreement",
+    "evaluate",
+    "get_metric",
+    "list_metrics",
+    "load_dataset",
+    "make_judge",
+    "register_metric",
+]

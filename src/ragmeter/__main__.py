@@ -1,0 +1,3 @@
+from ragmeter.cli.main import main
+
+main()

@@ -1,0 +1,207 @@
+"""Options and error handling shared by the commands. The environment is read here, at the edge."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ragmeter.errors import ConfigError, DatasetError, RagmeterError, RunError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK = 0
+EXIT_INVALID = 1  # --fail-on-invalid and some score is invalid
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+def judge_options(f: F) -> F:
+    """--judge, --base-url, --api-key-env, --embeddings, limits, cache, prices."""
+    opts = [
+        click.option(
+            "--judge",
+            "judge",
+            default=None,
+            metavar="SPEC",
+            help="Judge: 'local' (default, offline), 'openai:MODEL', 'openai-compatible:MODEL' "
+            "(with --base-url), 'azure:DEPLOYMENT', 'ollama:MODEL', 'vllm:MODEL'.",
+        ),
+        click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible endpoint (…/v1)."),
+        click.option(
+            "--api-key-env",
+            default=None,
+            metavar="VAR",
+            help="Environment variable holding the API key (default OPENAI_API_KEY for openai:).",
+        ),
+        click.option(
+            "--embeddings",
+            default=None,
+            metavar="SPEC",
+            help="Embeddings for metrics that embed: 'local' (default) or a provider spec like --judge.",
+        ),
+        click.option("--embeddings-base-url", default=None, help="Base URL for --embeddings."),
+        click.option(
+            "--judge-concurrency",
+            type=int,
+            default=8,
+            show_default=True,
+            help="Requests in flight per endpoint.",
+        ),
+        click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request."),
+        click.option(
+            "--max-retries", type=int, default=6, show_default=True, help="Retries on 429/5xx/timeout."
+        ),
+        click.option("--rpm", type=int, default=None, help="Requests-per-minute limit."),
+        click.option("--tpm", type=int, default=None, help="Tokens-per-minute limit."),
+        click.option(
+            "--structured",
+            type=click.Choice(
+                [
+                    "auto",
+                    "json_schema",
+                    "json_object_schema",
+                    "guided_json",
+                    "ollama_format",
+                    "json_object",
+                    "none",
+                ]
+            ),
+            default="auto",
+            show_default=True,
+            help="How the JSON schema of a reply is sent to the server.",
+        ),
+        click.option("--price-prompt", type=float, default=None, help="Price per 1k prompt tokens."),
+        click.option("--price-completion", type=float, default=None, help="Price per 1k completion tokens."),
+        click.option(
+            "--cache-dir",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="LLM cache directory (default: the --out directory). ",
+        ),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the LLM cache."),
+        click.option(
+            "--prompts-dir",
+            type=click.Path(path_type=Path, exists=True, file_okay=False),
+            default=None,
+            help="Directory of prompt overrides (same layout as ragmeter/judges/prompts).",
+        ),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+JUDGE_OPTION_NAMES = (
+    "judge",
+    "base_url",
+    "api_key_env",
+    "embeddings",
+    "embeddings_base_url",
+    "judge_concurrency",
+    "timeout",
+    "max_retries",
+    "rpm",
+    "tpm",
+    "structured",
+    "price_prompt",
+    "price_completion",
+    "cache_dir",
+    "no_cache",
+    "prompts_dir",
+)
+
+
+def judge_spec_from_options(opts: dict[str, Any], default_cache_dir: Path | None) -> dict[str, Any]:
+    """The JSON-able recipe of a judge: stored in the run record so ``--resume`` can rebuild it."""
+    cache_dir = opts.get("cache_dir") or default_cache_dir
+    return {
+        "spec": opts.get("judge"),
+        "base_url": opts.get("base_url"),
+        "api_key_env": opts.get("api_key_env"),
+        "embeddings": opts.get("embeddings"),
+        "embeddings_base_url": opts.get("embeddings_base_url"),
+        "config": {
+            "concurrency": opts.get("judge_concurrency", 8),
+            "timeout_s": opts.get("timeout", 60.0),
+            "max_retries": opts.get("max_retries", 6),
+            "rpm": opts.get("rpm"),
+            "tpm": opts.get("tpm"),
+            "structured": opts.get("structured", "auto"),
+            "prompt_price_per_1k": opts.get("price_prompt"),
+            "completion_price_per_1k": opts.get("price_completion"),
+        },
+        "cache_path": None
+        if opts.get("no_cache") or cache_dir is None
+        else str(Path(cache_dir) / "llm-cache.sqlite"),
+        "prompts_dir": None if opts.get("prompts_dir") is None else str(opts["prompts_dir"]),
+    }
+
+
+def judge_from_spec(recipe: dict[str, Any]) -> Any:
+    """Build the judge a recipe describes (see :func:`judge_spec_from_options`)."""
+    from ragmeter.judges.config import JudgeConfig
+    from ragmeter.judges.factory import make_judge
+
+    spec = recipe.get("spec")
+    if spec in (None, "local"):
+        return make_judge(None)
+    return make_judge(
+        spec,
+        base_url=recipe.get("base_url"),
+        api_key_env=recipe.get("api_key_env"),
+        embeddings=recipe.get("embeddings"),
+        embeddings_base_url=recipe.get("embeddings_base_url"),
+        config=JudgeConfig(**recipe.get("config", {})),
+        cache_path=recipe.get("cache_path"),
+        prompts_dir=recipe.get("prompts_dir"),
+    )
+
+
+def handle_errors(f: F) -> F:
+    """Map ragmeter errors to exit codes with a one-paragraph message on stderr."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except KeyboardInterrupt:
+            click.echo("interrupted: finished jobs are recorded; resume with --resume RUN", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except DatasetError as e:
+            problems = getattr(e, "problems", None)
+            if problems:
+                click.echo(f"error: {len(problems)} problem(s) in the input:", err=True)
+                for p in problems[:50]:
+                    click.echo(f"  {p}", err=True)
+                if len(problems) > 50:
+                    click.echo(f"  ... and {len(problems) - 50} more", err=True)
+            else:
+                click.echo(f"error: {e}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except (ConfigError, RunError) as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except RagmeterError as e:
+            click.echo(f"error: {type(e).__name__}: {e}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def echo_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, ensure_ascii=False, default=str))
+
+
+def parse_metric_list(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise ConfigError("--metrics is empty")
+    return names

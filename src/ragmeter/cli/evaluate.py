@@ -1,0 +1,213 @@
+"""ragmeter evaluate: score a data file."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ragmeter.cli.common import (
+    EXIT_INVALID,
+    JUDGE_OPTION_NAMES,
+    echo_json,
+    handle_errors,
+    judge_from_spec,
+    judge_options,
+    judge_spec_from_options,
+    parse_metric_list,
+)
+from ragmeter.errors import ConfigError
+
+T = TypeVar("T")
+
+#: Metrics run when --metrics is not given, in this order; each is kept only when the judge can
+#: compute it and the data has the fields it needs.
+DEFAULT_METRICS = (
+    "faithfulness",
+    "answer_relevance",
+    "context_relevance",
+    "semantic_similarity",
+    "token_f1",
+    "rouge_l",
+    "bleu",
+    "exact_match",
+)
+
+
+def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
+    """(chosen, notes): the default metrics this judge and these data allow, and why others are out."""
+    from ragmeter.metrics.base import list_metrics
+
+    registry = list_metrics()
+    chosen, notes = [], []
+    for name in DEFAULT_METRICS:
+        cls = registry.get(name)
+        if cls is None:
+            continue
+        unsupported = [s for s in cls.steps if not judge.supports(s)]
+        if unsupported:
+            notes.append(f"{name}: needs an LLM judge for {', '.join(unsupported)} (name one with --judge)")
+            continue
+        if not any(all(s.has(f) for f in cls.requires) for s in dataset):
+            notes.append(f"{name}: the data has no rows with {', '.join(cls.requires)}")
+            continue
+        chosen.append(name)
+    return chosen, notes
+
+
+@click.command("evaluate")
+@click.argument("data", required=False, type=click.Path(path_type=Path))
+@click.option("--metrics", "-m", default=None, help="Comma-separated metric names (see `ragmeter metrics`).")
+@judge_options
+@click.option("--concurrency", "-c", type=int, default=16, show_default=True, help="Jobs in flight.")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("ragmeter-runs"),
+    show_default=True,
+    help="Run store directory (SQLite).",
+)
+@click.option("--run-id", default=None, help="Id for the new run (default: time-based).")
+@click.option(
+    "--resume", default=None, metavar="RUN", help="Finish an interrupted run without repeating work."
+)
+@click.option(
+    "--map",
+    "mappings",
+    multiple=True,
+    metavar="FIELD=COLUMN",
+    help="Read a sample field from another column, e.g. --map question=query_text (repeatable).",
+)
+@click.option("--strict", is_flag=True, help="Any bad row stops the run before any judge call.")
+@click.option("--fail-on-invalid", is_flag=True, help="Exit 1 when any score is invalid.")
+@click.option("--limit", type=int, default=None, help="Score only the first N rows.")
+@click.option("--dry-run", is_flag=True, help="Check the data and estimate calls and tokens; call nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write per-sample rows (csv/jsonl/parquet).",
+)
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
+)
+@handle_errors
+def evaluate_cmd(
+    data: Path | None,
+    metrics: str | None,
+    concurrency: int,
+    out: Path,
+    run_id: str | None,
+    resume: str | None,
+    mappings: tuple[str, ...],
+    strict: bool,
+    fail_on_invalid: bool,
+    limit: int | None,
+    dry_run: bool,
+    as_json: bool,
+    output: Path | None,
+    progress: bool | None,
+    **judge_opts: Any,
+) -> None:
+    """Score DATA (JSONL, JSON, CSV or Parquet) and record the run.
+
+    With no --judge the offline local judge is used and nothing leaves this machine.
+    Exit codes: 0 done, 1 invalid scores with --fail-on-invalid, 2 bad input or configuration.
+    """
+    from ragmeter.dataset import load_dataset, parse_mapping
+    from ragmeter.report.console import render_result
+    from ragmeter.run.config import RunConfig
+    from ragmeter.run.runner import aevaluate
+    from ragmeter.run.sync import run_sync
+
+    opts = {k: judge_opts.get(k) for k in JUDGE_OPTION_NAMES}
+    mapping = parse_mapping(list(mappings)) if mappings else None
+    metric_names = parse_metric_list(metrics)
+
+    if resume is not None:
+        from ragmeter.log.store import RunStore
+
+        with RunStore(out) as store:
+            info = store.get_run(resume)
+        recipe = info.meta.get("judge_recipe")
+        if recipe is None:
+            raise ConfigError(
+                f"run {info.run_id} does not record how to rebuild its judge; resume it from Python"
+            )
+        if opts.get("judge") is not None:
+            recipe = judge_spec_from_options(opts, out)
+        metric_names = metric_names or [m["name"] for m in info.meta.get("metrics", [])]
+        judge = judge_from_spec(recipe)
+        metric_objs = _metrics_from_meta(info.meta, metric_names)
+        config = RunConfig(concurrency=concurrency, out=out, resume=info.run_id, progress=progress)
+        result = run_sync(
+            _closing(judge, aevaluate(data, metric_objs, judge, config=config, mapping=mapping))
+        )
+    else:
+        if data is None:
+            raise click.UsageError("give DATA, or --resume RUN")
+        recipe = judge_spec_from_options(opts, out)
+        judge = judge_from_spec(recipe)
+        if metric_names is None:
+            dataset = load_dataset(data, mapping=mapping, limit=limit)
+            metric_names, notes = default_metrics(judge, dataset)
+            for note in notes:
+                click.echo(f"note: not running {note}", err=True)
+            if not metric_names:
+                raise ConfigError("no default metric can run on these data with this judge; give --metrics")
+        if dry_run:
+            from ragmeter.run.estimate import estimate_run
+
+            estimate = estimate_run(data, metric_names, judge, mapping=mapping, limit=limit)
+            if as_json:
+                echo_json(estimate.to_dict())
+            else:
+                click.echo(estimate.render())
+            return
+        config = RunConfig(
+            concurrency=concurrency,
+            out=out,
+            run_id=run_id,
+            strict=strict,
+            fail_on_invalid=fail_on_invalid,
+            progress=progress,
+            limit=limit,
+        )
+        result = run_sync(
+            _closing(
+                judge,
+                aevaluate(
+                    data, metric_names, judge, config=config, mapping=mapping, meta={"judge_recipe": recipe}
+                ),
+            )
+        )
+
+    if output is not None:
+        result.export(output)
+    if as_json:
+        echo_json(result.to_dict())
+    else:
+        render_result(result)
+    if fail_on_invalid and result.n_invalid:
+        click.echo(f"{result.n_invalid} invalid score(s) (--fail-on-invalid)", err=True)
+        sys.exit(EXIT_INVALID)
+
+
+async def _closing(judge: Any, coro: Coroutine[Any, Any, T]) -> T:
+    """Await ``coro``, then close the judge on the same event loop."""
+    try:
+        return await coro
+    finally:
+        await judge.aclose()
+
+
+def _metrics_from_meta(meta: dict[str, Any], names: list[str]) -> list[Any]:
+    from ragmeter.metrics.base import get_metric
+
+    specs = {m["name"]: m for m in meta.get("metrics", [])}
+    return [get_metric(n, **(specs.get(n, {}).get("params") or {})) for n in names]

@@ -1,0 +1,122 @@
+"""ragmeter runs: list, show and export recorded runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ragmeter.cli.common import echo_json, handle_errors
+
+_out_option = click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("ragmeter-runs"),
+    show_default=True,
+    help="Run store directory.",
+)
+
+
+@click.group("runs")
+def runs_group() -> None:
+    """Recorded runs: list, show, export."""
+
+
+@runs_group.command("list")
+@_out_option
+@click.option("--limit", type=int, default=None, help="Newest N runs only.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per run, a line each.")
+@handle_errors
+def runs_list(out: Path, limit: int | None, as_json: bool) -> None:
+    """List runs, newest first."""
+    from rich.table import Table
+
+    from ragmeter.log.store import RunStore
+    from ragmeter.report.console import make_console
+
+    if not (out / "runs.sqlite").exists():
+        click.echo(f"no runs recorded in {out}", err=True)
+        return
+    with RunStore(out) as store:
+        runs = store.list_runs(limit=limit)
+    if as_json:
+        for r in runs:
+            echo_json(
+                {
+                    "run_id": r.run_id,
+                    "created_at": r.created_at,
+                    "finished_at": r.finished_at,
+                    "status": r.status,
+                    "source": r.meta.get("source"),
+                    "judge": r.meta.get("judge", {}).get("name"),
+                    "metrics": [m["name"] for m in r.meta.get("metrics", [])],
+                    "n_samples": r.meta.get("n_samples"),
+                }
+            )
+        return
+    table = Table(header_style="bold")
+    for col in ("run", "created", "status", "data", "judge", "samples", "metrics"):
+        table.add_column(col)
+    for r in runs:
+        table.add_row(
+            r.run_id,
+            str(r.created_at)[:19],
+            r.status,
+            str(r.meta.get("source")),
+            str(r.meta.get("judge", {}).get("name")),
+            str(r.meta.get("n_samples")),
+            ", ".join(m["name"] for m in r.meta.get("metrics", [])),
+        )
+    make_console().print(table)
+
+
+@runs_group.command("show")
+@click.argument("run")
+@_out_option
+@click.option("--json", "as_json", is_flag=True, help="Print the run's summary as one JSON object.")
+@click.option("--samples", "show_samples", is_flag=True, help="Also print each sample's scores and reasons.")
+@handle_errors
+def runs_show(run: str, out: Path, as_json: bool, show_samples: bool) -> None:
+    """Show RUN (an id, a unique prefix, or 'latest') from its record; nothing is re-run."""
+    from ragmeter.report.console import render_result
+    from ragmeter.run.result import Result
+
+    result = Result.from_store(out, run)
+    if as_json:
+        d = result.to_dict()
+        if show_samples:
+            d["samples"] = result.to_records()
+        echo_json(d)
+        return
+    render_result(result)
+    if show_samples:
+        for rec in result.to_records():
+            click.echo(f"\n[{rec['idx']}] {rec['sample_id']}: {rec['question']}")
+            for m in result.metric_names:
+                value = rec[m]
+                shown = "—" if value is None else f"{value:.3f}"
+                err = f" [{rec[m + '_error']}]" if rec[m + "_error"] else ""
+                click.echo(f"  {m}: {shown}{err}  {rec[m + '_reason']}")
+
+
+@runs_group.command("export")
+@click.argument("run")
+@_out_option
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), required=True)
+@click.option(
+    "--output",
+    "-O",
+    "output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="File to write (default RUN.FORMAT).",
+)
+@handle_errors
+def runs_export(run: str, out: Path, fmt: str, output: Path | None) -> None:
+    """Write RUN's per-sample scores as csv, jsonl or parquet."""
+    from ragmeter.run.result import Result
+
+    result = Result.from_store(out, run)
+    path = result.export(output or Path(f"{result.run_id}.{fmt}"), fmt)
+    click.echo(str(path))

@@ -1,0 +1,306 @@
+"""Labelled judgements: what people (or construction) said about samples, for agreement checks.
+
+JSONL, one record a line, in one of two shapes (``shared/data/README.md``):
+
+* **pair**: ``{"id", "aspect", "kind": "pair", <shared sample fields>, "a": {...}, "b": {...},
+  "preferred": "a"|"b"}``. The fields outside ``a``/``b`` are shared by both variants; ``a`` and
+  ``b`` override any of them (usually ``answer``, or ``contexts`` for context relevance).
+* **point**: ``{"id", "aspect", "kind": "point", <sample fields>, "label": 0..1,
+  "label_kind": "binary"|"graded"}``. Binary labels are 0 or 1; graded labels lie in [0, 1].
+
+``aspect`` is one of :data:`ASPECTS`. Sample fields use the same column names as datasets (ours,
+Ragas, LlamaIndex). Other keys (``note``...) go to the samples' metadata. A record without an
+``id`` gets its line number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragmeter.dataset.columns import ColumnResolver
+from ragmeter.dataset.readers import read_json, read_jsonl
+from ragmeter.dataset.sample import Sample
+from ragmeter.dataset.validate import DatasetErrors, convert_id, to_sample
+from ragmeter.errors import ConfigError, DatasetError
+
+ASPECTS: tuple[str, ...] = ("faithfulness", "answer_relevance", "context_relevance", "correctness")
+KINDS: tuple[str, ...] = ("pair", "point")
+LABEL_KINDS: tuple[str, ...] = ("binary", "graded")
+VARIANTS: tuple[str, ...] = ("a", "b")
+
+#: Keys that describe the judgement rather than the sample.
+JUDGEMENT_KEYS: tuple[str, ...] = ("id", "aspect", "kind", "a", "b", "preferred", "label", "label_kind")
+
+_SUFFIXES = (".jsonl", ".ndjson", ".json")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Judgement:
+    """One labelled record.
+
+    pair: ``sample_a`` and ``sample_b`` (ids ``"<id>/a"``, ``"<id>/b"``), ``preferred`` is ``"a"`` or
+    ``"b"``, ``sample``/``label``/``label_kind`` are None.
+    point: ``sample`` (id ``"<id>"``, also in ``sample_a``), ``label`` and ``label_kind``; ``sample_b``
+    and ``preferred`` are None.
+    Each sample's metadata holds ``judgement_id``, ``aspect``, ``kind`` (and ``variant``, ``preferred``
+    for pairs; ``label``, ``label_kind`` for points) plus the record's extra keys.
+    """
+
+    id: str
+    aspect: str
+    kind: str
+    label_kind: str | None
+    label: float | None
+    preferred: str | None
+    sample_a: Sample
+    sample_b: Sample | None
+    sample: Sample | None
+    row: int
+    file: str | None = None
+
+    @property
+    def samples(self) -> tuple[Sample, ...]:
+        """The samples to score: ``(a, b)`` for a pair, ``(sample,)`` for a point."""
+        if self.kind == "pair" and self.sample_b is not None:
+            return (self.sample_a, self.sample_b)
+        return (self.sample_a,)
+
+
+class Judgements(list[Judgement]):
+    """The judgements read from one source, with ``source`` and the skipped rows in ``problems``."""
+
+    def __init__(
+        self,
+        items: Iterable[Judgement] = (),
+        *,
+        source: str | None = None,
+        problems: Iterable[DatasetError] = (),
+    ) -> None:
+        super().__init__(items)
+        self.source = source
+        self.problems: tuple[DatasetError, ...] = tuple(problems)
+
+    @property
+    def n_skipped(self) -> int:
+        return len(self.problems)
+
+
+def is_judgement_record(record: Any) -> bool:
+    """True for a dict with ``kind`` ``pair``/``point`` and an ``aspect``."""
+    return isinstance(record, Mapping) and record.get("kind") in KINDS and "aspect" in record
+
+
+def is_judgement_file(path: str | Path) -> bool:
+    """True when the first line that parses as a JSON object is a judgement record."""
+    p = Path(path)
+    if p.suffix.lower() not in _SUFFIXES or not p.is_file():
+        return False
+    try:
+        with p.open("rb") as handle:
+            for raw in handle:
+                text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").strip()
+                if not text:
+                    continue
+                try:
+                    record = json.loads(text)
+                except ValueError:
+                    continue
+                if isinstance(record, dict):
+                    return is_judgement_record(record)
+    except OSError:
+        return False
+    return False
+
+
+def _field_in(override: Mapping[str, Any], name: str | None, variant: str) -> str | None:
+    if name is None:
+        return None
+    root = re.split(r"[.\[]", name, maxsplit=1)[0]
+    return f"{variant}.{name}" if root in override else name
+
+
+def _label(record: Mapping[str, Any], *, file: str | None, row: int) -> tuple[float, str]:
+    kind = record.get("label_kind")
+    if kind not in LABEL_KINDS:
+        what = "missing label_kind" if kind is None else f"unknown label_kind {kind!r}"
+        raise DatasetError(
+            f"{what}; expected one of {', '.join(LABEL_KINDS)}", file=file, row=row, field="label_kind"
+        )
+    value = record.get("label")
+    if value is None:
+        raise DatasetError("missing label (a point needs one)", file=file, row=row, field="label")
+    if isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, (int, float)):
+        raise DatasetError(
+            f"expected a number, got {type(value).__name__} {value!r}", file=file, row=row, field="label"
+        )
+    label = float(value)
+    if not math.isfinite(label):
+        raise DatasetError(f"label must be a finite number, got {value!r}", file=file, row=row, field="label")
+    if kind == "binary" and label not in (0.0, 1.0):
+        raise DatasetError(f"a binary label is 0 or 1, got {value!r}", file=file, row=row, field="label")
+    if kind == "graded" and not 0.0 <= label <= 1.0:
+        raise DatasetError(f"a graded label lies in [0, 1], got {value!r}", file=file, row=row, field="label")
+    return label, str(kind)
+
+
+def judgement_from_record(
+    record: Mapping[str, Any], *, row: int, file: str | None = None, resolver: ColumnResolver | None = None
+) -> Judgement:
+    """Validate one judgement record; raise a DatasetError naming file, row and field."""
+    if not isinstance(record, Mapping):
+        raise DatasetError(f"expected a JSON object, got {type(record).__name__}", file=file, row=row)
+    resolver = resolver or ColumnResolver()
+    jid = convert_id(record.get("id"), file=file, row=row, column="id") or str(row)
+    kind = record.get("kind")
+    if kind not in KINDS:
+        what = "missing kind" if kind is None else f"unknown kind {kind!r}"
+        raise DatasetError(f"{what}; expected one of {', '.join(KINDS)}", file=file, row=row, field="kind")
+    aspect = record.get("aspect")
+    if aspect not in ASPECTS:
+        what = "missing aspect" if aspect is None else f"unknown aspect {aspect!r}"
+        raise DatasetError(
+            f"{what}; expected one of {', '.join(ASPECTS)}", file=file, row=row, field="aspect"
+        )
+    base = {k: v for k, v in record.items() if k not in JUDGEMENT_KEYS}
+    meta: dict[str, Any] = {"judgement_id": jid, "aspect": aspect, "kind": kind}
+
+    if kind == "point":
+        for key in ("a", "b", "preferred"):
+            if key in record:
+                raise DatasetError(f"{key!r} belongs to a pair, not a point", file=file, row=row, field=key)
+        label, label_kind = _label(record, file=file, row=row)
+        sample = to_sample(base, row=row, file=file, resolver=resolver)
+        sample = dataclasses.replace(
+            sample, id=jid, metadata={**sample.metadata, **meta, "label": label, "label_kind": label_kind}
+        )
+        return Judgement(
+            id=jid, aspect=str(aspect), kind="point", label_kind=label_kind, label=label, preferred=None,
+            sample_a=sample, sample_b=None, sample=sample, row=row, file=file,
+        )  # fmt: skip
+
+    preferred = record.get("preferred")
+    if preferred not in VARIANTS:
+        what = (
+            "missing preferred" if preferred is None else f"preferred must be 'a' or 'b', got {preferred!r}"
+        )
+        raise DatasetError(what, file=file, row=row, field="preferred")
+    samples: dict[str, Sample] = {}
+    for variant in VARIANTS:
+        override = record.get(variant)
+        if not isinstance(override, Mapping):
+            what = (
+                f"missing {variant!r}"
+                if override is None
+                else f"expected an object, got {type(override).__name__}"
+            )
+            raise DatasetError(
+                f"{what} (the fields of variant {variant} of the pair)", file=file, row=row, field=variant
+            )
+        for key in override:
+            if key in JUDGEMENT_KEYS:
+                raise DatasetError(
+                    f"{key!r} cannot differ between the variants of a pair",
+                    file=file,
+                    row=row,
+                    field=f"{variant}.{key}",
+                )
+        try:
+            sample = to_sample({**base, **override}, row=row, file=file, resolver=resolver)
+        except DatasetError as exc:
+            raise DatasetError(
+                exc.message, file=file, row=row, field=_field_in(override, exc.field, variant)
+            ) from exc
+        samples[variant] = dataclasses.replace(
+            sample,
+            id=f"{jid}/{variant}",
+            metadata={**sample.metadata, **meta, "variant": variant, "preferred": preferred},
+        )
+    return Judgement(
+        id=jid, aspect=str(aspect), kind="pair", label_kind=None, label=None, preferred=str(preferred),
+        sample_a=samples["a"], sample_b=samples["b"], sample=None, row=row, file=file,
+    )  # fmt: skip
+
+
+def _items(data: str | Path | Iterable[Mapping[str, Any]]) -> tuple[str, Iterator[tuple[int, Any]]]:
+    if isinstance(data, (str, Path)):
+        path = Path(data)
+        source = str(data)
+        if path.suffix.lower() not in _SUFFIXES:
+            raise ConfigError(
+                f"cannot read judgements from {source}: expected a .jsonl file (or .ndjson, .json)"
+            )
+        if not path.exists():
+            raise DatasetError("file not found", file=source)
+        if path.is_dir():
+            raise DatasetError("is a directory, not a file", file=source)
+        reader = read_json if path.suffix.lower() == ".json" else read_jsonl
+        return source, reader(path, source)
+    return "<records>", enumerate(data, 1)
+
+
+def load_judgements(
+    data: str | Path | Iterable[Mapping[str, Any]], *, strict: bool = False, limit: int | None = None
+) -> Judgements:
+    """Read a judgement file (or records). Bad rows are skipped and listed in ``problems``;
+    ``strict=True`` raises :class:`DatasetErrors` listing all of them. No usable row at all is a
+    DatasetError either way. Duplicate ids: the later row is a problem."""
+    source, items = _items(data)
+    file = source if source != "<records>" else None
+    resolver = ColumnResolver()
+    out: list[Judgement] = []
+    problems: list[DatasetError] = []
+    seen: dict[str, int] = {}
+    for row, record in items:
+        if limit is not None and len(out) >= limit:
+            break
+        if isinstance(record, DatasetError):
+            problems.append(record)
+            continue
+        try:
+            judgement = judgement_from_record(record, row=row, file=file, resolver=resolver)
+        except DatasetError as exc:
+            problems.append(exc)
+            continue
+        if judgement.id in seen:
+            problems.append(
+                DatasetError(
+                    f"duplicate id {judgement.id!r} (first at row {seen[judgement.id]})",
+                    file=file,
+                    row=row,
+                    field="id",
+                )
+            )
+            continue
+        seen[judgement.id] = row
+        out.append(judgement)
+    if strict and problems:
+        raise DatasetErrors(problems, file=file)
+    if not out:
+        if problems:
+            raise DatasetErrors(
+                problems, file=file, summary=f"no usable judgement: all {len(problems)} rows are bad"
+            )
+        raise DatasetError("no judgement records found", file=file)
+    return Judgements(out, source=source, problems=problems)
+
+
+__all__ = [
+    "ASPECTS",
+    "KINDS",
+    "LABEL_KINDS",
+    "Judgement",
+    "Judgements",
+    "is_judgement_file",
+    "is_judgement_record",
+    "judgement_from_record",
+    "load_judgements",
+]

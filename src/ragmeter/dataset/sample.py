@@ -1,0 +1,112 @@
+"""The unit of evaluation: one question, what was retrieved, what was answered."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+#: Fields a metric may declare in ``Metric.requires``.
+SAMPLE_FIELDS: tuple[str, ...] = (
+    "question",
+    "contexts",
+    "answer",
+    "reference",
+    "reference_contexts",
+    "context_ids",
+    "reference_context_ids",
+)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One RAG interaction. Immutable; list fields are stored as tuples.
+
+    ``id`` is the sample's id from the data (or its row number as a string when the data has none).
+    ``metadata`` holds every input column that is not one of the fields above.
+    """
+
+    question: str = ""
+    contexts: tuple[str, ...] = ()
+    answer: str | None = None
+    reference: str | None = None
+    reference_contexts: tuple[str, ...] | None = None
+    context_ids: tuple[str, ...] | None = None
+    reference_context_ids: tuple[str, ...] | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    id: str | None = None
+
+    def __post_init__(self) -> None:
+        # Accept lists from callers and store tuples so the sample stays immutable.
+        for name in ("contexts", "reference_contexts", "context_ids", "reference_context_ids"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
+
+    def has(self, name: str) -> bool:
+        """True when field ``name`` holds usable content (non-empty text or a non-empty list)."""
+        value = getattr(self, name)
+        if value is None:
+            return False
+        if isinstance(value, str):
+            return bool(value.strip())
+        if isinstance(value, tuple):
+            return len(value) > 0
+        return True
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, tuple):
+                value = list(value)
+            elif f.name == "metadata":
+                value = dict(value)
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Sample:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def replace(self, **changes: Any) -> Sample:
+        data = self.to_dict()
+        data.update(changes)
+        return Sample.from_dict(data)
+
+
+@dataclass(frozen=True)
+class Dataset(Sequence[Sample]):
+    """An ordered, immutable collection of samples, with where it came from.
+
+    ``problems`` lists the rows that were skipped (each a :class:`~ragmeter.errors.DatasetError`);
+    ``source`` names the file (or ``"<dataframe>"``, ``"<records>"``).
+    """
+
+    samples: tuple[Sample, ...]
+    source: str | None = None
+    problems: tuple[Any, ...] = ()  # tuple[DatasetError, ...]
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __getitem__(self, index: int) -> Sample:  # type: ignore[override]
+        return self.samples[index]
+
+    def __iter__(self) -> Iterator[Sample]:
+        return iter(self.samples)
+
+    @property
+    def n_skipped(self) -> int:
+        return len(self.problems)
+
+    def content_hash(self) -> str:
+        """sha256 over the samples' canonical JSON: the dataset hash recorded with each run."""
+        h = hashlib.sha256()
+        for s in self.samples:
+            h.update(json.dumps(s.to_dict(), sort_keys=True, ensure_ascii=False, default=str).encode())
+            h.update(b"\n")
+        return h.hexdigest()

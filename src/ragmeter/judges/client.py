@@ -1,0 +1,333 @@
+"""ModelClient: the wrapper around a provider that owns cache, limits, timeouts, retries and usage.
+
+One client per endpoint. For each request: cache lookup; rpm/tpm limiter; a semaphore slot
+(``concurrency``); the provider call under ``timeout_s``; on :class:`RateLimitError` /
+:class:`TransportError` a retry after ``max(retry_after, backoff)`` with exponential backoff and
+full jitter (the semaphore slot is released while sleeping); any other :class:`JudgeError` raises at
+once. Every finished call (success, cache hit or final failure) is appended to the running job's
+:class:`CallLog` as a :class:`CallRecord`, and added to the client's running totals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ragmeter.errors import JudgeError, RateLimitError, TransportError, UnsupportedStepError
+from ragmeter.judges.cache import LLMCache, NullCache, chat_key, embed_key, provider_identity
+from ragmeter.judges.config import JudgeConfig
+from ragmeter.judges.limits import RateLimiter
+from ragmeter.judges.tokens import estimate_message_tokens, estimate_tokens, is_estimated
+from ragmeter.judges.types import CallRecord, ChatRequest, ChatResponse, Usage, record_call
+
+T = TypeVar("T")
+Sleep = Callable[[float], Awaitable[None]]
+
+EMBED_BATCH_SIZE = 64
+
+
+class ModelClient:
+    """Wraps one provider (chat and/or embeddings) with the behaviour every provider shares.
+
+    ``sleep``, ``rng`` and ``clock`` are for tests (record sleeps, fix the jitter, drive the rate
+    limiter's clock).
+    """
+
+    def __init__(
+        self,
+        provider: Any,
+        config: JudgeConfig | None = None,
+        cache: LLMCache | NullCache | None = None,
+        *,
+        sleep: Sleep | None = None,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] | None = None,
+        embed_batch_size: int = EMBED_BATCH_SIZE,
+    ) -> None:
+        self.provider = provider
+        self.config = config or JudgeConfig()
+        self.cache: LLMCache | NullCache = cache if cache is not None else NullCache()
+        self._sleep: Sleep = sleep or asyncio.sleep
+        self._rng = rng or random.Random()
+        self.embed_batch_size = max(1, int(embed_batch_size))
+        configure = getattr(provider, "configure", None)
+        if callable(configure):
+            configure(self.config)
+        self._identity = provider_identity(provider)
+        self._limiter = RateLimiter(
+            self.config.rpm, self.config.tpm, sleep=self._sleep, clock=clock or time.monotonic
+        )
+        self._sem: asyncio.Semaphore | None = None
+        self._sem_loop: asyncio.AbstractEventLoop | None = None
+        # running totals
+        self.usage = Usage()
+        self.calls = 0
+        self.failed_calls = 0
+        self.retries = 0
+        self.estimated_usage = False
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.sleeps: list[float] = []  # backoff sleeps, in order
+
+    # -- identity ---------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return f"{getattr(self.provider, 'name', 'provider')}:{getattr(self.provider, 'model', '')}"
+
+    @property
+    def model(self) -> str:
+        return str(getattr(self.provider, "model", ""))
+
+    def describe(self) -> dict[str, Any]:
+        describe = getattr(self.provider, "describe", None)
+        return {
+            "provider": describe() if callable(describe) else {"name": self.name},
+            "config": self.config.to_dict(),
+            "cache": self.cache.describe(),
+        }
+
+    def cost(self) -> float | None:
+        """Cost of the tokens used so far at the configured prices (None without prices)."""
+        return self.config.cost(self.usage.prompt_tokens, self.usage.completion_tokens)
+
+    def totals(self) -> dict[str, Any]:
+        d: dict[str, Any] = dict(self.usage.to_dict())
+        d.update(
+            calls=self.calls,
+            failed_calls=self.failed_calls,
+            retries=self.retries,
+            peak_in_flight=self.peak_in_flight,
+            estimated=self.estimated_usage,
+            cost=self.cost(),
+        )
+        return d
+
+    async def aclose(self) -> None:
+        close = getattr(self.provider, "aclose", None)
+        if callable(close):
+            await close()
+
+    async def __aenter__(self) -> ModelClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- the shared call path -----------------------------------------------------------------------
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._sem_loop is not loop:
+            self._sem = asyncio.Semaphore(self.config.concurrency)
+            self._sem_loop = loop
+        return self._sem
+
+    def _backoff(self, attempt: int) -> float:
+        cfg = self.config
+        ceiling = min(cfg.backoff_max_s, cfg.backoff_base_s * (2 ** (attempt - 1)))
+        return self._rng.uniform(0.0, ceiling)
+
+    async def _call(self, fn: Callable[[], Awaitable[T]], est_tokens: int) -> tuple[T, int]:
+        """Run ``fn`` with limits, timeout and retries. Returns (result, attempts)."""
+        cfg = self.config
+        sem = self._semaphore()
+        attempt = 0
+        while True:
+            attempt += 1
+            if self._limiter.active:
+                await self._limiter.acquire(est_tokens)
+            error: JudgeError
+            async with sem:
+                self.in_flight += 1
+                self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+                try:
+                    return await asyncio.wait_for(fn(), timeout=cfg.timeout_s), attempt
+                except asyncio.TimeoutError:
+                    error = TransportError(f"{self.name}: request timed out after {cfg.timeout_s}s")
+                except (RateLimitError, TransportError) as e:
+                    error = e
+                except JudgeError as e:
+                    e.attempts = attempt  # type: ignore[attr-defined]
+                    raise
+                finally:
+                    self.in_flight -= 1
+            # the slot is released: sleep outside it
+            if attempt > cfg.max_retries:
+                error.attempts = attempt  # type: ignore[union-attr]
+                raise error
+            retry_after = getattr(error, "retry_after", None)
+            delay = self._backoff(attempt)
+            if retry_after is not None:
+                delay = max(delay, min(float(retry_after), cfg.backoff_max_s))
+            self.retries += 1
+            self.sleeps.append(delay)
+            await self._sleep(delay)
+
+    def _finish(self, record: CallRecord) -> None:
+        self.usage = self.usage + record.usage
+        self.calls += 1
+        if record.error is not None:
+            self.failed_calls += 1
+        record_call(record)
+
+    # -- chat ---------------------------------------------------------------------------------------
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        generate = getattr(self.provider, "generate", None)
+        if not callable(generate):
+            raise UnsupportedStepError(self.name, request.step or "generate", "this provider has no chat")
+        key = chat_key(self._identity, request)
+        hit = self.cache.get_chat(key)
+        if hit is not None:
+            usage = Usage(cached_requests=1)
+            self._finish(
+                CallRecord(
+                    step=request.step,
+                    model=self.model,
+                    reply=hit.text,
+                    usage=usage,
+                    cached=True,
+                    latency_s=0.0,
+                    prompt_version=request.prompt_version,
+                    attempts=0,
+                )
+            )
+            return ChatResponse(text=hit.text, usage=usage, model=hit.model, finish_reason=hit.finish_reason)
+
+        est = estimate_message_tokens(request.messages) + (request.max_tokens or 0) // 4
+        started = time.monotonic()
+        try:
+            response, attempts = await self._call(lambda: self.provider.generate(request), est)
+        except JudgeError as e:
+            attempts = int(getattr(e, "attempts", 1))
+            self._finish(
+                CallRecord(
+                    step=request.step,
+                    model=self.model,
+                    reply=e.raw or "",
+                    usage=Usage(requests=attempts),
+                    cached=False,
+                    latency_s=time.monotonic() - started,
+                    prompt_version=request.prompt_version,
+                    attempts=attempts,
+                    error=f"{type(e).__name__}: {e}",
+                )
+            )
+            raise
+        u = response.usage
+        if is_estimated(u):
+            self.estimated_usage = True
+        # failed attempts were requests too
+        usage = Usage(
+            requests=max(1, u.requests) + attempts - 1,
+            prompt_tokens=u.prompt_tokens,
+            completion_tokens=u.completion_tokens,
+        )
+        self._limiter.settle(est, usage.total_tokens)
+        self.cache.put_chat(key, ChatResponse(response.text, usage, response.model, response.finish_reason))
+        self._finish(
+            CallRecord(
+                step=request.step,
+                model=self.model,
+                reply=response.text,
+                usage=usage,
+                cached=False,
+                latency_s=time.monotonic() - started,
+                prompt_version=request.prompt_version,
+                attempts=attempts,
+            )
+        )
+        return ChatResponse(response.text, usage, response.model, response.finish_reason)
+
+    # -- embeddings ----------------------------------------------------------------------------------
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, d) float32 embeddings (as the provider returns them, not normalised); cached per text."""
+        embed = getattr(self.provider, "embed", None)
+        if not callable(embed):
+            raise UnsupportedStepError(self.name, "embed", "this provider has no embeddings")
+        items = list(texts)
+        if not items:
+            return np.zeros((0, 0), dtype=np.float32)
+        keys = [embed_key(self._identity, t) for t in items]
+        found: dict[int, np.ndarray] = {}
+        for i, k in enumerate(keys):
+            v = self.cache.get_embedding(k)
+            if v is not None:
+                found[i] = v
+        missing = [i for i in range(len(items)) if i not in found]
+        if found:
+            usage = Usage(cached_requests=1)
+            self._finish(
+                CallRecord(
+                    step="embed",
+                    model=self.model,
+                    reply=f"{len(found)} cached vector(s)",
+                    usage=usage,
+                    cached=True,
+                    latency_s=0.0,
+                    attempts=0,
+                )
+            )
+        for start in range(0, len(missing), self.embed_batch_size):
+            idx = missing[start : start + self.embed_batch_size]
+            batch = [items[i] for i in idx]
+            await self._embed_batch(batch, [keys[i] for i in idx], idx, found)
+        dims = {v.shape[0] for v in found.values()}
+        if len(dims) != 1:
+            raise JudgeError(f"{self.name}: embeddings of different sizes {sorted(dims)}")
+        return np.stack([found[i] for i in range(len(items))]).astype(np.float32)
+
+    async def _embed_batch(
+        self, batch: list[str], keys: list[str], idx: list[int], found: dict[int, np.ndarray]
+    ) -> None:
+        est = sum(estimate_tokens(t) for t in batch)
+        started = time.monotonic()
+        try:
+            (arr, u), attempts = await self._call(lambda: self.provider.embed(batch), est)
+        except JudgeError as e:
+            attempts = int(getattr(e, "attempts", 1))
+            self._finish(
+                CallRecord(
+                    step="embed",
+                    model=self.model,
+                    reply=e.raw or "",
+                    usage=Usage(requests=attempts),
+                    cached=False,
+                    latency_s=time.monotonic() - started,
+                    attempts=attempts,
+                    error=f"{type(e).__name__}: {e}",
+                )
+            )
+            raise
+        arr = np.asarray(arr, dtype=np.float32)
+        if arr.ndim != 2 or arr.shape[0] != len(batch):
+            raise JudgeError(
+                f"{self.name}: expected {len(batch)} embeddings, got an array of shape {arr.shape}"
+            )
+        if not np.all(np.isfinite(arr)):
+            raise JudgeError(f"{self.name}: the embeddings contain NaN or infinite values")
+        if is_estimated(u):
+            self.estimated_usage = True
+        usage = Usage(requests=max(1, u.requests) + attempts - 1, prompt_tokens=u.prompt_tokens)
+        self._limiter.settle(est, usage.total_tokens)
+        for j, i in enumerate(idx):
+            found[i] = arr[j]
+            self.cache.put_embedding(keys[j], arr[j])
+        self._finish(
+            CallRecord(
+                step="embed",
+                model=self.model,
+                reply=f"{len(batch)} vector(s) of dimension {arr.shape[1]}",
+                usage=usage,
+                cached=False,
+                latency_s=time.monotonic() - started,
+                attempts=attempts,
+            )
+        )

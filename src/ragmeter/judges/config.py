@@ -1,0 +1,126 @@
+"""JudgeConfig: how ragmeter talks to one model endpoint (limits, retries, sampling, structured output).
+
+A frozen object, validated on construction (:class:`~ragmeter.errors.ConfigError`), stored whole in the
+run record. Nothing here reads the environment.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ragmeter.errors import ConfigError
+
+#: How a JSON schema is passed to the server. ``auto`` starts with ``json_schema`` and, when the server
+#: answers 400/422 about the response format, falls back along :data:`AUTO_FALLBACK`.
+STRUCTURED_MODES: tuple[str, ...] = (
+    "auto",
+    "json_schema",  # OpenAI: response_format {"type": "json_schema", "json_schema": {name, schema, strict}}
+    "json_object_schema",  # llama-cpp-python: response_format {"type": "json_object", "schema": ...}
+    "guided_json",  # vLLM: extra_body {"guided_json": schema}
+    "ollama_format",  # Ollama: extra_body {"format": schema}
+    "json_object",  # response_format {"type": "json_object"}, schema in the prompt only
+    "none",  # prompt only, tolerant parsing
+)
+
+AUTO_FALLBACK: tuple[str, ...] = ("json_schema", "json_object_schema", "json_object", "none")
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Limits, retries and sampling for one judge endpoint.
+
+    - ``concurrency``: at most this many requests in flight per client (= per endpoint).
+    - ``timeout_s``: per-request timeout; a timeout is retried like a 5xx.
+    - ``max_retries``: retries after the first attempt for 429 / 5xx / timeouts / connection errors.
+    - ``backoff_base_s`` / ``backoff_max_s``: exponential backoff with full jitter,
+      ``uniform(0, min(max, base * 2**(attempt-1)))``; a server's Retry-After (capped at
+      ``backoff_max_s``) is a floor.
+    - ``rpm`` / ``tpm``: optional requests-per-minute and tokens-per-minute limits (token buckets).
+    - ``temperature``, ``max_tokens``, ``seed``: sampling parameters sent with each request.
+    - ``structured``: one of :data:`STRUCTURED_MODES`.
+    - ``prompt_price_per_1k`` / ``completion_price_per_1k``: prices (any currency) for cost reports.
+    """
+
+    concurrency: int = 8
+    timeout_s: float = 60
+    max_retries: int = 6
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 60
+    rpm: int | None = None
+    tpm: int | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = 1024
+    structured: str = "auto"
+    prompt_price_per_1k: float | None = None
+    completion_price_per_1k: float | None = None
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+        if not _is_int(self.concurrency) or self.concurrency < 1:
+            problems.append(f"concurrency must be an integer >= 1, got {self.concurrency!r}")
+        if not _is_num(self.timeout_s) or self.timeout_s <= 0:
+            problems.append(f"timeout_s must be a number > 0, got {self.timeout_s!r}")
+        if not _is_int(self.max_retries) or self.max_retries < 0:
+            problems.append(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
+        if not _is_num(self.backoff_base_s) or self.backoff_base_s < 0:
+            problems.append(f"backoff_base_s must be a number >= 0, got {self.backoff_base_s!r}")
+        if not _is_num(self.backoff_max_s) or self.backoff_max_s < 0:
+            problems.append(f"backoff_max_s must be a number >= 0, got {self.backoff_max_s!r}")
+        elif _is_num(self.backoff_base_s) and self.backoff_max_s < self.backoff_base_s:
+            problems.append(
+                f"backoff_max_s ({self.backoff_max_s!r}) must be >= backoff_base_s ({self.backoff_base_s!r})"
+            )
+        for name in ("rpm", "tpm"):
+            v = getattr(self, name)
+            if v is not None and (not _is_int(v) or v < 1):
+                problems.append(f"{name} must be None or an integer >= 1, got {v!r}")
+        if not _is_num(self.temperature) or not 0 <= self.temperature <= 2:
+            problems.append(f"temperature must be a number in [0, 2], got {self.temperature!r}")
+        if self.max_tokens is not None and (not _is_int(self.max_tokens) or self.max_tokens < 1):
+            problems.append(f"max_tokens must be None or an integer >= 1, got {self.max_tokens!r}")
+        if self.structured not in STRUCTURED_MODES:
+            problems.append(
+                f"structured must be one of {', '.join(STRUCTURED_MODES)}; got {self.structured!r}"
+            )
+        for name in ("prompt_price_per_1k", "completion_price_per_1k"):
+            v = getattr(self, name)
+            if v is not None and (not _is_num(v) or v < 0):
+                problems.append(f"{name} must be None or a number >= 0, got {v!r}")
+        if self.seed is not None and not _is_int(self.seed):
+            problems.append(f"seed must be None or an integer, got {self.seed!r}")
+        if problems:
+            raise ConfigError("invalid judge config: " + "; ".join(problems))
+
+    @property
+    def has_prices(self) -> bool:
+        return self.prompt_price_per_1k is not None or self.completion_price_per_1k is not None
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """Cost of the given tokens at the configured prices; None when no price is configured."""
+        if not self.has_prices:
+            return None
+        pp = self.prompt_price_per_1k or 0.0
+        cp = self.completion_price_per_1k or 0.0
+        return prompt_tokens / 1000.0 * pp + completion_tokens / 1000.0 * cp
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> JudgeConfig:
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ConfigError(f"unknown judge config field(s): {', '.join(unknown)}")
+        return cls(**d)

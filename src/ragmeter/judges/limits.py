@@ -1,0 +1,113 @@
+"""Async token buckets for requests-per-minute and tokens-per-minute limits.
+
+A bucket refills at ``per_minute / 60`` units per second up to ``capacity``. Waiters are served in
+order (a lock), so one big request is not starved by many small ones. ``adjust`` corrects a
+reservation after the fact (the tokens-per-minute bucket reserves an estimate before a call and
+settles the real count after it); the level may go negative, which delays later requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class TokenBucket:
+    def __init__(
+        self,
+        per_minute: float,
+        *,
+        capacity: float | None = None,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        if per_minute <= 0:
+            raise ValueError("per_minute must be > 0")
+        self.rate = per_minute / 60.0  # units per second
+        self.capacity = float(capacity if capacity is not None else max(1.0, self.rate))
+        self._level = self.capacity
+        self._clock = clock
+        self._sleep = sleep
+        self._last = clock()
+        self._lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
+        self.waited_s = 0.0
+
+    def _get_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock = asyncio.Lock()
+            self._lock_loop = loop
+        return self._lock
+
+    def _refill(self) -> None:
+        now = self._clock()
+        elapsed = max(0.0, now - self._last)
+        self._last = now
+        self._level = min(self.capacity, self._level + elapsed * self.rate)
+
+    @property
+    def level(self) -> float:
+        self._refill()
+        return self._level
+
+    async def acquire(self, amount: float = 1.0) -> float:
+        """Take ``amount`` (capped at the capacity), waiting as needed. Returns the seconds waited."""
+        amount = min(float(amount), self.capacity)
+        waited = 0.0
+        async with self._get_lock():
+            while True:
+                self._refill()
+                if self._level >= amount:
+                    self._level -= amount
+                    self.waited_s += waited
+                    return waited
+                delay = (amount - self._level) / self.rate
+                waited += delay
+                await self._sleep(delay)
+
+    def adjust(self, delta: float) -> None:
+        """Take ``delta`` more units (give back when negative) without waiting."""
+        self._refill()
+        self._level = min(self.capacity, self._level - delta)
+
+
+class RateLimiter:
+    """Both limits of one endpoint: ``rpm`` (burst: one second's worth) and ``tpm`` (burst: ten
+    seconds' worth, at least one request's estimate)."""
+
+    def __init__(
+        self,
+        rpm: int | None,
+        tpm: int | None,
+        *,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.requests = (
+            TokenBucket(rpm, capacity=max(1.0, rpm / 60.0), clock=clock, sleep=sleep) if rpm else None
+        )
+        self.tokens = (
+            TokenBucket(tpm, capacity=max(1.0, tpm / 6.0), clock=clock, sleep=sleep) if tpm else None
+        )
+
+    @property
+    def active(self) -> bool:
+        return self.requests is not None or self.tokens is not None
+
+    async def acquire(self, est_tokens: int) -> float:
+        waited = 0.0
+        if self.requests is not None:
+            waited += await self.requests.acquire(1)
+        if self.tokens is not None:
+            waited += await self.tokens.acquire(max(1, est_tokens))
+        return waited
+
+    def settle(self, est_tokens: int, actual_tokens: int) -> None:
+        if self.tokens is not None:
+            reserved = min(float(max(1, est_tokens)), self.tokens.capacity)
+            self.tokens.adjust(actual_tokens - reserved)

@@ -1,0 +1,335 @@
+"""LLMJudge: answers the judge steps with prompts sent through a :class:`ModelClient`.
+
+Each step renders its prompt file (:mod:`ragmeter.judges.prompts`), asks for JSON against the
+prompt's schema, and parses the reply tolerantly (:mod:`ragmeter.judges.parsing`). When the reply
+cannot be used, ONE repair round sends it back with the error and asks for valid JSON only; if that
+fails too, :class:`JudgeOutputError` is raised with the last raw reply.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+
+from ragmeter.errors import ConfigError, JudgeOutputError, UnsupportedStepError
+from ragmeter.judges.base import STEPS, GeneratedQuestions, Verdict
+from ragmeter.judges.client import ModelClient
+from ragmeter.judges.parsing import parse_json, validate
+from ragmeter.judges.prompts import Prompt, available_languages, load_prompt, normalize_lang
+from ragmeter.judges.types import ChatRequest, Message
+
+T = TypeVar("T")
+
+#: keys the parser does not insist on even though the wire schema lists them (strict mode needs all)
+_OPTIONAL_KEYS: Mapping[str, frozenset[str]] = {
+    "extract_claims": frozenset(),
+    "verify_claims": frozenset({"index", "claim", "evidence", "reason"}),
+    "generate_questions": frozenset({"noncommittal"}),
+}
+_NO_QUESTION = {"en": "(not given)", "zh": "（未提供）"}
+_NO_CONTEXT_REASON = "no contexts were given, so nothing can be supported"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything with ``embed(texts)`` returning an (n, d) array (sync or async)."""
+
+    def embed(self, texts: Sequence[str]) -> Any: ...
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _norm_claim(text: str) -> str:
+    return re.sub(r"[\W_]+", "", str(text).casefold())
+
+
+class LLMJudge:
+    """A :class:`~ragmeter.judges.base.Judge` backed by an LLM (chat) and, optionally, an embedder.
+
+    ``embedder``: a :class:`ModelClient` over an embedding provider, any object with
+    ``embed(texts)`` (such as the local :class:`ragmeter.local.embedders.USEEmbedder`), or None
+    (then ``supports("embed")`` is False).
+    """
+
+    def __init__(
+        self,
+        client: ModelClient,
+        embedder: ModelClient | Embedder | None = None,
+        prompts_dir: str | Path | None = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        self.client = client
+        self.embedder = embedder
+        self.prompts_dir = Path(prompts_dir) if prompts_dir is not None else None
+        if self.prompts_dir is not None and not self.prompts_dir.is_dir():
+            raise ConfigError(f"prompt override directory {self.prompts_dir} does not exist")
+        self.name = name or client.name
+        self._prompts: dict[tuple[str, str], Prompt] = {}
+        self._owned: list[Any] = []  # resources closed by aclose (set by make_judge)
+
+    # -- protocol basics ------------------------------------------------------------------------
+
+    def supports(self, step: str) -> bool:
+        if step == "embed":
+            return self.embedder is not None
+        return step in STEPS
+
+    def describe(self) -> dict[str, Any]:
+        versions: dict[str, str] = {}
+        for lang in available_languages():
+            for step in ("extract_claims", "verify_claims", "generate_questions", "repair"):
+                try:
+                    versions[f"{step}/{lang}"] = self._prompt(step, lang).version
+                except ConfigError:
+                    continue
+        d: dict[str, Any] = {"name": self.name, "kind": "llm", **self.client.describe(), "prompts": versions}
+        if self.prompts_dir is not None:
+            d["prompts_dir"] = str(self.prompts_dir)
+        emb = self.embedder
+        if emb is None:
+            d["embedder"] = None
+        elif isinstance(emb, ModelClient):
+            d["embedder"] = {"name": emb.name, **emb.describe()}
+        else:
+            describe = getattr(emb, "describe", None)
+            d["embedder"] = describe() if callable(describe) else {"name": type(emb).__name__}
+        return d
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+        if isinstance(self.embedder, ModelClient) and self.embedder is not self.client:
+            await self.embedder.aclose()
+        for res in self._owned:
+            close = getattr(res, "close", None)
+            if callable(close):
+                close()
+        self._owned.clear()
+
+    async def __aenter__(self) -> LLMJudge:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _prompt(self, step: str, lang: str) -> Prompt:
+        key = (step, lang)
+        p = self._prompts.get(key)
+        if p is None:
+            p = load_prompt(step, lang, self.prompts_dir)
+            self._prompts[key] = p
+        return p
+
+    def _lang(self, lang: str) -> str:
+        """Languages without built-in prompts use English prompts (which ask for the text's language)."""
+        lang = normalize_lang(lang)
+        if lang in available_languages():
+            return lang
+        if self.prompts_dir is not None and (self.prompts_dir / lang).is_dir():
+            return lang
+        return "en"
+
+    # -- the ask / parse / repair cycle ---------------------------------------------------------------
+
+    async def _ask(self, step: str, lang: str, values: Mapping[str, Any], convert: Callable[[Any], T]) -> T:
+        prompt = self._prompt(step, lang)
+        schema = prompt.schema
+        optional = _OPTIONAL_KEYS.get(step, frozenset())
+        cfg = self.client.config
+        messages = (Message("system", prompt.system), Message("user", prompt.render(**values)))
+        request = ChatRequest(
+            messages=messages,
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            json_schema=schema,
+            schema_name=step,
+            seed=cfg.seed,
+            step=step,
+            prompt_version=f"{step}/{lang}@{prompt.version}",
+        )
+        response = await self.client.generate(request)
+        try:
+            return convert(parse_json(response.text, schema, optional=optional))
+        except JudgeOutputError as e:
+            first_error = str(e)
+        repair = self._prompt("repair", lang)
+        repair_text = repair.render(
+            error=first_error, schema=json.dumps(schema, ensure_ascii=False) if schema else "{}"
+        )
+        request2 = replace(
+            request,
+            messages=(*messages, Message("assistant", response.text), Message("user", repair_text)),
+            prompt_version=f"{request.prompt_version}+repair@{repair.version}",
+        )
+        response2 = await self.client.generate(request2)
+        try:
+            return convert(parse_json(response2.text, schema, optional=optional))
+        except JudgeOutputError as e:
+            raise JudgeOutputError(
+                f"{step}: the judge's reply could not be used after one repair round: {e} "
+                f"(first reply: {first_error})",
+                raw=response2.text,
+            ) from e
+
+    # -- steps ----------------------------------------------------------------------------------------
+
+    async def extract_claims(self, text: str, *, question: str | None = None, lang: str = "en") -> list[str]:
+        if not text or not text.strip():
+            return []
+        lang = self._lang(lang)
+        no_q = _NO_QUESTION.get(lang, _NO_QUESTION["en"])
+        values = {"answer": text.strip(), "question": (question or "").strip() or no_q}
+
+        def convert(obj: Any) -> list[str]:
+            claims = [_one_line(c) for c in obj["claims"]]
+            return [c for c in claims if c]
+
+        return await self._ask("extract_claims", lang, values, convert)
+
+    async def verify_claims(
+        self, claims: Sequence[str], contexts: Sequence[str], *, lang: str = "en"
+    ) -> list[Verdict]:
+        claim_list = [str(c) for c in claims]
+        if not claim_list:
+            return []
+        ctx = [c for c in (str(x).strip() for x in contexts) if c]
+        if not ctx:
+            return [Verdict(c, False, _NO_CONTEXT_REASON, "", 0.0) for c in claim_list]
+        lang = self._lang(lang)
+        values = {
+            "contexts": "\n".join(f"[{i}] {_one_line(c)}" for i, c in enumerate(ctx, 1)),
+            "claims": "\n".join(f"{i}. {_one_line(c)}" for i, c in enumerate(claim_list, 1)),
+        }
+        return await self._ask(
+            "verify_claims", lang, values, lambda obj: match_verdicts(claim_list, obj["verdicts"])
+        )
+
+    async def generate_questions(self, answer: str, *, n: int = 3, lang: str = "en") -> GeneratedQuestions:
+        if n < 1:
+            raise ConfigError(f"generate_questions needs n >= 1, got {n}")
+        lang = self._lang(lang)
+
+        def convert(obj: Any) -> GeneratedQuestions:
+            questions = tuple(q for q in (_one_line(x) for x in obj["questions"]) if q)[:n]
+            noncommittal = bool(obj.get("noncommittal", 0))
+            if not questions and not noncommittal:
+                raise JudgeOutputError("the reply has no questions", raw=json.dumps(obj, ensure_ascii=False))
+            return GeneratedQuestions(questions=questions, noncommittal=noncommittal)
+
+        return await self._ask(
+            "generate_questions", lang, {"answer": (answer or "").strip(), "n": n}, convert
+        )
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.embedder is None:
+            raise UnsupportedStepError(
+                self.name, "embed", "no embedder configured: pass embeddings='local' or an embedding model"
+            )
+        items = list(texts)
+        if not items:
+            return np.zeros((0, 0), dtype=np.float32)
+        result = self.embedder.embed(items)
+        if inspect.isawaitable(result):
+            result = await result
+        arr = np.asarray(result, dtype=np.float32)
+        if arr.ndim != 2 or arr.shape[0] != len(items):
+            raise JudgeOutputError(f"embedder returned shape {arr.shape} for {len(items)} texts")
+        if not np.all(np.isfinite(arr)):
+            raise JudgeOutputError("embedder returned NaN or infinite values")
+        norms = np.linalg.norm(arr, axis=1, keepdims=True)
+        return np.divide(arr, norms, out=np.zeros_like(arr), where=norms > 0).astype(np.float32)
+
+
+def match_verdicts(claims: Sequence[str], raw: Sequence[Any]) -> list[Verdict]:
+    """One :class:`Verdict` per claim, in order, from the model's verdict objects.
+
+    Matching: by ``index`` (1-based as asked; 0-based accepted when the indices are exactly 0..n-1),
+    then by claim text for claims still unmatched, then by position when the counts agree and no
+    usable indices were given. A claim left without a verdict raises :class:`JudgeOutputError`.
+    """
+    n = len(claims)
+    items = [validate(v, _VERDICT_SCHEMA, optional=_OPTIONAL_KEYS["verify_claims"]) for v in raw]
+    indices = [v.get("index") for v in items]
+    offset = 0
+    int_idx = [i for i in indices if isinstance(i, int)]
+    if (
+        int_idx
+        and 0 in int_idx
+        and n not in int_idx
+        and sorted(set(int_idx)) == list(range(len(set(int_idx))))
+    ):
+        offset = 1  # the model counted from 0
+    chosen: dict[int, dict[str, Any]] = {}
+    for v, idx in zip(items, indices, strict=True):
+        if isinstance(idx, int):
+            pos = idx + offset - 1
+            if 0 <= pos < n and pos not in chosen:
+                claim_text = v.get("claim")
+                # an index that points at a different claim than the text says is not trusted
+                if (
+                    claim_text
+                    and _norm_claim(claim_text) != _norm_claim(claims[pos])
+                    and any(_norm_claim(claim_text) == _norm_claim(c) for c in claims)
+                ):
+                    continue
+                chosen[pos] = v
+    by_text: dict[str, list[int]] = {}
+    for pos, c in enumerate(claims):
+        by_text.setdefault(_norm_claim(c), []).append(pos)
+    used = {id(v) for v in chosen.values()}
+    for v in items:
+        if id(v) in used or not v.get("claim"):
+            continue
+        for pos in by_text.get(_norm_claim(v["claim"]), []):
+            if pos not in chosen:
+                chosen[pos] = v
+                used.add(id(v))
+                break
+    if len(chosen) < n and len(items) == n and not int_idx:
+        # no indices and the same count: what text matching left is taken by position
+        for pos, v in enumerate(items):
+            if pos not in chosen and id(v) not in used:
+                chosen[pos] = v
+                used.add(id(v))
+    missing = [i + 1 for i in range(n) if i not in chosen]
+    if missing:
+        raise JudgeOutputError(
+            f"{len(items)} verdict(s) for {n} claim(s); no verdict for claim(s) {missing}",
+            raw=json.dumps(list(raw), ensure_ascii=False, default=str),
+        )
+    out: list[Verdict] = []
+    for pos, claim in enumerate(claims):
+        v = chosen[pos]
+        supported = bool(v["supported"])
+        out.append(
+            Verdict(
+                claim=claim,
+                supported=supported,
+                reason=str(v.get("reason") or ""),
+                evidence=str(v.get("evidence") or ""),
+                confidence=1.0 if supported else 0.0,
+            )
+        )
+    return out
+
+
+_VERDICT_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "index": {"type": ["integer", "null"]},
+        "claim": {"type": ["string", "null"]},
+        "evidence": {"type": ["string", "null"]},
+        "reason": {"type": ["string", "null"]},
+        "supported": {"type": "boolean"},
+    },
+    "required": ["supported"],
+}

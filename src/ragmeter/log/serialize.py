@@ -1,0 +1,71 @@
+"""JSON encoding for the run store: plain JSON that never holds NaN.
+
+Scores' ``details`` and run metadata come from metric and user code, so they may hold numpy
+scalars and arrays, tuples, sets, dataclasses or non-finite floats. :func:`to_jsonable` turns them
+into plain JSON values; a non-finite float becomes the string ``"nan"``, ``"inf"`` or ``"-inf"``
+so that the stored record is strict JSON and a reader never meets a NaN it did not expect.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ragmeter.judges.types import CallRecord
+
+
+def to_jsonable(value: Any) -> Any:
+    """Return a strict-JSON-compatible copy of ``value`` (see the module docstring)."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, np.generic):
+        return to_jsonable(value.item())
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((to_jsonable(v) for v in value), key=repr)
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        return to_jsonable(value.to_dict())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value))
+    return str(value)
+
+
+def dumps(value: Any) -> str:
+    """Strict JSON text of ``value`` (UTF-8 kept as is, never NaN)."""
+    return json.dumps(to_jsonable(value), ensure_ascii=False, allow_nan=False, sort_keys=False)
+
+
+def loads(text: str | None, default: Any = None) -> Any:
+    """Parse JSON text stored by :func:`dumps`; ``None`` (SQL NULL) gives ``default``."""
+    if text is None:
+        return default
+    return json.loads(text)
+
+
+def call_to_dict(call: CallRecord | Mapping[str, Any]) -> dict[str, Any]:
+    """One model call as the run record keeps it."""
+    if isinstance(call, Mapping):
+        return dict(to_jsonable(call))
+    return {
+        "step": call.step,
+        "model": call.model,
+        "reply": call.reply,
+        "usage": call.usage.to_dict(),
+        "cached": call.cached,
+        "latency_s": to_jsonable(call.latency_s),
+        "prompt_version": call.prompt_version,
+        "attempts": call.attempts,
+        "error": call.error,
+    }

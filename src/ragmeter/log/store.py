@@ -1,0 +1,479 @@
+"""The run store: every run recorded as it goes, in one SQLite file.
+
+Layout: ``<directory>/runs.sqlite`` (the directory is created when missing). The file is in WAL
+mode with ``synchronous=NORMAL``: each write commits at once, so Ctrl-C or a crash loses nothing
+that finished, and other processes (``ragmeter runs list`` while a run writes) can read at the same
+time. A ``busy_timeout`` makes a writer or reader wait for a lock instead of failing.
+
+Tables::
+
+    schema_version(version)
+    runs(run_id PK, created_at, finished_at, status, meta JSON)
+    samples(run_id, idx, sample JSON)                      PK (run_id, idx)
+    problems(run_id, seq, file, row, field, message)       PK (run_id, seq)
+    scores(run_id, idx, metric, value, reason, details JSON, error_kind, error_message, error_raw,
+           usage JSON, calls JSON, duration_s, created_at) PK (run_id, idx, metric)
+
+Timestamps are ISO 8601 strings in UTC (``2024-05-01T12:00:00.123456+00:00``).
+``idx`` is the sample's position in the dataset that was run (0-based).
+
+Methods that read a run accept a run id, a unique prefix of one, or ``"latest"`` / ``"last"``;
+methods that write take the exact run id.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ragmeter.dataset.sample import Sample
+from ragmeter.errors import DatasetError, RunError
+from ragmeter.judges.types import CallRecord, Usage
+from ragmeter.log.serialize import call_to_dict, dumps, loads
+from ragmeter.metrics.base import Score
+
+SCHEMA_VERSION = 1
+DB_NAME = "runs.sqlite"
+STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed")
+_BUSY_TIMEOUT_MS = 30_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id      TEXT PRIMARY KEY,
+    created_at  TEXT NOT NULL,
+    finished_at TEXT,
+    status      TEXT NOT NULL CHECK (status IN ('running', 'finished', 'interrupted', 'failed')),
+    meta        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at);
+CREATE TABLE IF NOT EXISTS samples (
+    run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    idx    INTEGER NOT NULL,
+    sample TEXT NOT NULL,
+    PRIMARY KEY (run_id, idx)
+);
+CREATE TABLE IF NOT EXISTS problems (
+    run_id  TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    file    TEXT,
+    row     INTEGER,
+    field   TEXT,
+    message TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS scores (
+    run_id        TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    idx           INTEGER NOT NULL,
+    metric        TEXT NOT NULL,
+    value         REAL,
+    reason        TEXT NOT NULL,
+    details       TEXT NOT NULL,
+    error_kind    TEXT,
+    error_message TEXT,
+    error_raw     TEXT,
+    usage         TEXT NOT NULL,
+    calls         TEXT NOT NULL,
+    duration_s    REAL NOT NULL,
+    created_at    TEXT NOT NULL,
+    PRIMARY KEY (run_id, idx, metric)
+);
+"""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def new_run_id() -> str:
+    """A fresh run id: ``YYYYMMDD-HHMMSS-<6 hex>`` (UTC time, random suffix)."""
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run's header. ``created_at``/``finished_at`` are ISO 8601 UTC strings; ``meta`` is the
+    run record's configuration (dataset hash, metric specs, judge, versions...) and, once the run
+    ends, its ``summary``."""
+
+    run_id: str
+    created_at: str
+    finished_at: str | None
+    status: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """One stored (sample, metric) result. ``calls`` are the model calls as dicts (step, model,
+    reply, usage, cached, latency_s, prompt_version, attempts, error); ``usage`` is their sum."""
+
+    idx: int
+    metric: str
+    score: Score
+    usage: Usage
+    calls: list[dict[str, Any]]
+    duration_s: float
+
+
+class RunStore:
+    """Run records in ``<directory>/runs.sqlite``. Synchronous; use from one thread at a time
+    (an internal lock makes accidental use from several threads safe). Each write commits at once.
+
+    Use as a context manager or call :meth:`close`.
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RunError(f"cannot create the run directory {self.directory}: {exc}") from exc
+        self.path = self.directory / DB_NAME
+        self._lock = threading.RLock()
+        try:
+            self._conn: sqlite3.Connection | None = sqlite3.connect(
+                str(self.path), timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise RunError(f"cannot open the run store {self.path}: {exc}") from exc
+        try:
+            self._setup()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise RunError(f"{self.path} is not a usable ragmeter run store: {exc}") from exc
+        except RunError:
+            self.close()
+            raise
+
+    # ------------------------------------------------------------------ set-up
+
+    def _setup(self) -> None:
+        conn = self._connection()
+        conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        if mode is None or str(mode[0]).lower() != "wal":
+            raise RunError(f"cannot switch {self.path} to WAL mode (got {mode!r})")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        version = self._read_version(conn)
+        if version is None:
+            with self._tx() as c:
+                c.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+                row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
+                if row is None or row[0] is None:
+                    for stmt in _SCHEMA.split(";"):
+                        if stmt.strip():
+                            c.execute(stmt)
+                    c.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+                    version = SCHEMA_VERSION
+                else:
+                    version = int(row[0])
+        if version > SCHEMA_VERSION:
+            raise RunError(
+                f"{self.path} was written by a newer ragmeter (run store schema {version}; this version "
+                f"reads up to {SCHEMA_VERSION}); upgrade ragmeter or use another --out directory"
+            )
+
+    @staticmethod
+    def _read_version(conn: sqlite3.Connection) -> int | None:
+        exists = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        ).fetchone()
+        if not exists:
+            return None
+        row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise RunError(f"the run store {self.path} is closed")
+        return self._conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, committed on exit (rolled back on error)."""
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise RunError(f"cannot write to the run store {self.path}: {exc}") from exc
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise RunError(f"cannot write to the run store {self.path}: {exc}") from exc
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._connection().execute(sql, tuple(params)).fetchall()
+
+    def close(self) -> None:
+        """Close the store (idempotent)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.directory)!r})"
+
+    # ------------------------------------------------------------------ runs
+
+    def create_run(self, run_id: str, meta: Mapping[str, Any]) -> None:
+        """Start a run record with status ``running``. RunError if ``run_id`` exists."""
+        if not run_id or not isinstance(run_id, str):
+            raise RunError(f"invalid run id {run_id!r}")
+        meta_json = dumps(dict(meta))
+        try:
+            with self._tx() as c:
+                c.execute(
+                    "INSERT INTO runs (run_id, created_at, finished_at, status, meta) "
+                    "VALUES (?, ?, NULL, ?, ?)",
+                    (run_id, _now(), "running", meta_json),
+                )
+        except sqlite3.IntegrityError:
+            raise RunError(f"run {run_id!r} already exists in {self.path}") from None
+
+    def set_status(self, run_id: str, status: str, summary: Mapping[str, Any] | None = None) -> None:
+        """Set a run's status. ``finished``/``failed``/``interrupted`` set ``finished_at``;
+        ``running`` (a resumed run) clears it. ``summary`` is merged into ``meta["summary"]``."""
+        if status not in STATUSES:
+            raise ValueError(f"unknown run status {status!r}; one of {', '.join(STATUSES)}")
+        with self._tx() as c:
+            row = c.execute("SELECT meta FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise self._unknown(run_id)
+            finished_at = None if status == "running" else _now()
+            if summary is not None:
+                meta = loads(row[0], {})
+                merged = dict(meta.get("summary") or {})
+                merged.update(summary)
+                meta["summary"] = merged
+                c.execute(
+                    "UPDATE runs SET status = ?, finished_at = ?, meta = ? WHERE run_id = ?",
+                    (status, finished_at, dumps(meta), run_id),
+                )
+            else:
+                c.execute(
+                    "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
+                    (status, finished_at, run_id),
+                )
+
+    def update_meta(self, run_id: str, changes: Mapping[str, Any]) -> None:
+        """Merge ``changes`` into a run's top-level ``meta`` (e.g. what a resume changed)."""
+        with self._tx() as c:
+            row = c.execute("SELECT meta FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise self._unknown(run_id)
+            meta = loads(row[0], {})
+            meta.update(changes)
+            c.execute("UPDATE runs SET meta = ? WHERE run_id = ?", (dumps(meta), run_id))
+
+    def get_run(self, run_id: str) -> RunInfo:
+        """The run named by ``run_id``: an exact id, a unique prefix of one, or ``latest``/``last``."""
+        ref = (run_id or "").strip()
+        if not ref:
+            raise RunError("no run id given; " + self._hint())
+        cols = "run_id, created_at, finished_at, status, meta"
+        rows = self._query(f"SELECT {cols} FROM runs WHERE run_id = ?", (ref,))
+        if not rows and ref.lower() in ("latest", "last"):
+            rows = self._query(f"SELECT {cols} FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1")
+            if not rows:
+                raise RunError(f"there are no runs in {self.directory} yet")
+        if not rows:
+            rows = self._query(
+                f"SELECT {cols} FROM runs WHERE substr(run_id, 1, ?) = ? ORDER BY created_at DESC LIMIT 6",
+                (len(ref), ref),
+            )
+            if len(rows) > 1:
+                ids = ", ".join(r[0] for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+                raise RunError(f"run id prefix {ref!r} is ambiguous in {self.directory}: it matches {ids}")
+        if not rows:
+            raise self._unknown(ref)
+        return self._info(rows[0])
+
+    def list_runs(self, limit: int | None = None) -> list[RunInfo]:
+        """Runs, newest first (at most ``limit``)."""
+        sql = (
+            "SELECT run_id, created_at, finished_at, status, meta FROM runs "
+            "ORDER BY created_at DESC, rowid DESC"
+        )
+        params: tuple[Any, ...] = ()
+        if limit is not None:
+            if limit < 0:
+                raise ValueError("limit must be >= 0")
+            sql += " LIMIT ?"
+            params = (int(limit),)
+        return [self._info(r) for r in self._query(sql, params)]
+
+    def delete_run(self, run_id: str) -> None:
+        """Delete a run and everything recorded for it (exact id, prefix or ``latest``)."""
+        rid = self.get_run(run_id).run_id
+        with self._tx() as c:
+            for table in ("scores", "problems", "samples", "runs"):
+                c.execute(f"DELETE FROM {table} WHERE run_id = ?", (rid,))
+
+    # ------------------------------------------------------------------ samples and problems
+
+    def add_samples(self, run_id: str, samples: Sequence[tuple[int, Sample]]) -> None:
+        """Record the samples of a run by dataset position (re-adding an index replaces it)."""
+        rows = [(run_id, int(idx), dumps(sample.to_dict())) for idx, sample in samples]
+        with self._tx() as c:
+            self._require(c, run_id)
+            c.executemany("INSERT OR REPLACE INTO samples (run_id, idx, sample) VALUES (?, ?, ?)", rows)
+
+    def add_problems(self, run_id: str, problems: Sequence[DatasetError]) -> None:
+        """Record the input problems (skipped rows) of a run, after any already recorded."""
+        with self._tx() as c:
+            self._require(c, run_id)
+            row = c.execute(
+                "SELECT COALESCE(MAX(seq), -1) FROM problems WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            start = int(row[0]) + 1
+            c.executemany(
+                "INSERT INTO problems (run_id, seq, file, row, field, message) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        start + i,
+                        None if p.file is None else str(p.file),
+                        p.row,
+                        p.field,
+                        p.message,
+                    )
+                    for i, p in enumerate(problems)
+                ],
+            )
+
+    def load_samples(self, run_id: str) -> list[tuple[int, Sample]]:
+        rid = self.get_run(run_id).run_id
+        rows = self._query("SELECT idx, sample FROM samples WHERE run_id = ? ORDER BY idx", (rid,))
+        return [(int(idx), Sample.from_dict(loads(text))) for idx, text in rows]
+
+    def load_problems(self, run_id: str) -> list[DatasetError]:
+        rid = self.get_run(run_id).run_id
+        rows = self._query(
+            "SELECT file, row, field, message FROM problems WHERE run_id = ? ORDER BY seq", (rid,)
+        )
+        return [DatasetError(message, file=file, row=row, field=fld) for file, row, fld, message in rows]
+
+    # ------------------------------------------------------------------ scores
+
+    def record_score(
+        self,
+        run_id: str,
+        idx: int,
+        metric: str,
+        score: Score,
+        calls: Sequence[CallRecord | Mapping[str, Any]] = (),
+        duration_s: float = 0.0,
+    ) -> None:
+        """Store (or replace) the score of one (sample, metric) job with its model calls."""
+        call_dicts = [call_to_dict(c) for c in calls]
+        usage = Usage()
+        for call in call_dicts:
+            usage = usage + Usage.from_dict(call.get("usage") or {})
+        err = score.error
+        row = (
+            run_id,
+            int(idx),
+            metric,
+            score.value,
+            score.reason,
+            dumps(score.details),
+            None if err is None else err.kind,
+            None if err is None else err.message,
+            None if err is None else err.raw,
+            dumps(usage.to_dict()),
+            dumps(call_dicts),
+            float(duration_s),
+            _now(),
+        )
+        with self._tx() as c:
+            self._require(c, run_id)
+            c.execute(
+                "INSERT OR REPLACE INTO scores (run_id, idx, metric, value, reason, details, error_kind, "
+                "error_message, error_raw, usage, calls, duration_s, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+    def completed_jobs(self, run_id: str) -> set[tuple[int, str]]:
+        """(idx, metric) jobs that have a stored score, valid or invalid."""
+        rid = self.get_run(run_id).run_id
+        return {
+            (int(i), m) for i, m in self._query("SELECT idx, metric FROM scores WHERE run_id = ?", (rid,))
+        }
+
+    def valid_jobs(self, run_id: str) -> set[tuple[int, str]]:
+        """(idx, metric) jobs whose stored score is valid (a resume may retry the others)."""
+        rid = self.get_run(run_id).run_id
+        rows = self._query("SELECT idx, metric FROM scores WHERE run_id = ? AND error_kind IS NULL", (rid,))
+        return {(int(i), m) for i, m in rows}
+
+    def load_scores(self, run_id: str) -> list[ScoreRow]:
+        """Every stored score of a run, ordered by sample index then metric name."""
+        rid = self.get_run(run_id).run_id
+        rows = self._query(
+            "SELECT idx, metric, value, reason, details, error_kind, error_message, error_raw, usage, calls, "
+            "duration_s FROM scores WHERE run_id = ? ORDER BY idx, metric",
+            (rid,),
+        )
+        out: list[ScoreRow] = []
+        for idx, metric, value, reason, details, ekind, emsg, eraw, usage, calls, duration in rows:
+            score = Score.from_dict(
+                {
+                    "value": value,
+                    "reason": reason,
+                    "details": loads(details, {}),
+                    "error": None if ekind is None else {"kind": ekind, "message": emsg or "", "raw": eraw},
+                }
+            )
+            out.append(
+                ScoreRow(
+                    idx=int(idx),
+                    metric=metric,
+                    score=score,
+                    usage=Usage.from_dict(loads(usage, {})),
+                    calls=list(loads(calls, [])),
+                    duration_s=float(duration),
+                )
+            )
+        return out
+
+    # ------------------------------------------------------------------ helpers
+
+    def _info(self, row: tuple[Any, ...]) -> RunInfo:
+        run_id, created_at, finished_at, status, meta = row
+        return RunInfo(run_id, created_at, finished_at, status, loads(meta, {}))
+
+    def _require(self, conn: sqlite3.Connection, run_id: str) -> None:
+        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+            raise self._unknown(run_id)
+
+    def _hint(self) -> str:
+        return f"see the runs with `ragmeter runs list --out {self.directory}`"
+
+    def _unknown(self, run_id: str) -> RunError:
+        return RunError(f"no run {run_id!r} in {self.directory}; {self._hint()}")

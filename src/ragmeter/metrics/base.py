@@ -1,0 +1,201 @@
+"""Metric protocol, Score and the metric registry.
+
+A metric is stateless: ``await metric.score(sample, judge)`` returns a :class:`Score` and writes
+nothing to the metric object, so one instance serves any number of concurrent jobs.
+
+A custom metric in about ten lines::
+
+    from ragmeter import Metric, Score, register_metric
+
+    @register_metric("answer_length")
+    class AnswerLength(Metric):
+        name = "answer_length"
+        requires = ("answer",)
+
+        async def score(self, sample, judge):
+            n = len(sample.answer.split())
+            return Score(value=min(n / 100, 1.0), reason=f"{n} words")
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from ragmeter.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ragmeter.dataset.sample import Sample
+    from ragmeter.judges.base import Judge
+
+
+@dataclass(frozen=True)
+class ScoreError:
+    """Why a score is invalid: ``kind`` is the exception class name (``JudgeOutputError``,
+    ``RateLimitError``, ``TransportError``, ``UnsupportedStepError``, ``NoClaims``...),
+    ``message`` says what happened, ``raw`` keeps the judge's raw reply when there was one."""
+
+    kind: str
+    message: str
+    raw: str | None = None
+
+
+@dataclass(frozen=True)
+class Score:
+    """The result of one metric on one sample.
+
+    Valid: ``value`` is a finite float (most metrics are in [0, 1]), ``error`` is None.
+    Invalid: ``value`` is None and ``error`` says why. Never NaN, never a silent 0.
+    """
+
+    value: float | None
+    reason: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+    error: ScoreError | None = None
+
+    def __post_init__(self) -> None:
+        if self.error is None:
+            if self.value is None or not isinstance(self.value, (int, float)) or math.isnan(self.value):
+                raise ValueError(
+                    "a valid Score needs a finite value; use Score.invalid(...) for a failed score"
+                )
+            object.__setattr__(self, "value", float(self.value))
+        elif self.value is not None:
+            raise ValueError("an invalid Score has value None")
+
+    @property
+    def valid(self) -> bool:
+        return self.error is None
+
+    @classmethod
+    def invalid(
+        cls,
+        kind: str,
+        message: str,
+        *,
+        raw: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> Score:
+        error = ScoreError(kind, message, raw)
+        return cls(value=None, reason=message, details=dict(details or {}), error=error)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "reason": self.reason,
+            "details": dict(self.details),
+            "error": None
+            if self.error is None
+            else {"kind": self.error.kind, "message": self.error.message, "raw": self.error.raw},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Score:
+        err = data.get("error")
+        return cls(
+            value=data.get("value"),
+            reason=data.get("reason", ""),
+            details=data.get("details") or {},
+            error=None if not err else ScoreError(err["kind"], err["message"], err.get("raw")),
+        )
+
+
+class Metric:
+    """Base class of every metric. Subclasses set ``name``, ``requires`` and implement ``score``.
+
+    ``requires``: sample fields that must be present and non-empty; the runner checks them before
+    any judge call and skips (or, with strict, rejects) rows that lack them.
+    ``steps``: judge steps the metric calls (``extract_claims``, ``verify_claims``,
+    ``generate_questions``, ``embed``, ...); the runner checks ``judge.supports(step)`` for each
+    before the run starts, so a metric the judge cannot compute is a ConfigError, not a number.
+    ``higher_is_better`` and ``threshold`` (a passing value, or None) drive reports and gates.
+    """
+
+    name: ClassVar[str] = ""
+    requires: ClassVar[tuple[str, ...]] = ()
+    steps: ClassVar[tuple[str, ...]] = ()
+    higher_is_better: ClassVar[bool] = True
+    threshold: ClassVar[float | None] = None
+    version: ClassVar[str] = "1"
+
+    async def score(self, sample: Sample, judge: Judge) -> Score:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def params(self) -> dict[str, Any]:
+        """Constructor arguments, for the run record. Override when ``__init__`` takes any."""
+        return {}
+
+    def spec(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "params": self.params()}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}({args})"
+
+
+M = TypeVar("M", bound=type[Metric])
+
+_REGISTRY: dict[str, Callable[..., Metric]] = {}
+
+
+def register_metric(name: str) -> Callable[[M], M]:
+    """Class decorator: make a metric available by ``name`` (CLI ``--metrics``, ``get_metric``)."""
+
+    def deco(cls: M) -> M:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ConfigError(f"metric name {name!r} is already registered")
+        _REGISTRY[name] = cls
+        return cls
+
+    return deco
+
+
+def get_metric(name: str, **kwargs: Any) -> Metric:
+    """Instantiate a registered metric by name."""
+    _load_builtin_metrics()
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise ConfigError(f"unknown metric {name!r}; known metrics: {known}") from None
+    return factory(**kwargs)
+
+
+def list_metrics() -> dict[str, type[Metric]]:
+    """Registered metric classes by name."""
+    _load_builtin_metrics()
+    return {k: v for k, v in sorted(_REGISTRY.items())}  # type: ignore[misc]
+
+
+def resolve_metrics(metrics: Any) -> list[Metric]:
+    """Accept metric instances, names, or a comma-separated string; return instances."""
+    if metrics is None:
+        raise ConfigError("no metrics given")
+    if isinstance(metrics, str):
+        metrics = [m.strip() for m in metrics.split(",") if m.strip()]
+    if isinstance(metrics, Metric):
+        metrics = [metrics]
+    out: list[Metric] = []
+    for m in metrics:
+        if isinstance(m, str):
+            out.append(get_metric(m))
+        elif isinstance(m, Metric):
+            out.append(m)
+        elif isinstance(m, type) and issubclass(m, Metric):
+            out.append(m())
+        else:
+            raise ConfigError(f"not a metric: {m!r}")
+    names = [m.name for m in out]
+    dupes = {n for n in names if names.count(n) > 1}
+    if dupes:
+        raise ConfigError(f"metric given twice: {', '.join(sorted(dupes))}")
+    if not out:
+        raise ConfigError("no metrics given")
+    return out
+
+
+def _load_builtin_metrics() -> None:
+    # Importing the package registers the built-in metrics.
+    import ragmeter.metrics  # noqa: F401

@@ -1,0 +1,143 @@
+"""Agreement of a metric with people: score labelled judgement files and compare.
+
+For each file and aspect, both variants of each pair (or each point) are scored with the metric
+for that aspect, then: pairs -> accuracy (ties count one half); binary points -> ROC AUC and
+balanced accuracy at the metric's threshold; graded points -> Spearman, Kendall and AUC at label
+0.5. Each with a bootstrap 95% CI, ``n`` (valid) and ``n_invalid``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragmeter.dataset.sample import Dataset, Sample
+from ragmeter.errors import ConfigError
+from ragmeter.metrics.base import Metric, get_metric, list_metrics
+from ragmeter.run.config import RunConfig
+from ragmeter.run.runner import aevaluate, check_judge_supports, resolve_judge
+from ragmeter.run.sync import run_sync
+
+#: aspect of a judgement -> the metric that measures it
+ASPECT_METRICS: dict[str, str] = {
+    "faithfulness": "faithfulness",
+    "answer_relevance": "answer_relevance",
+    "context_relevance": "context_relevance",
+    "correctness": "correctness",
+}
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    file: str
+    aspect: str
+    metric: str
+    judge: str
+    kind: str  # "pair" | "binary" | "graded"
+    stats: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "aspect": self.aspect,
+            "metric": self.metric,
+            "judge": self.judge,
+            "kind": self.kind,
+            **dict(self.stats),
+        }
+
+
+def metric_for_aspect(aspect: str, override: str | None) -> Metric:
+    name = override or ASPECT_METRICS.get(aspect)
+    if name is None:
+        raise ConfigError(f"no metric is known for aspect {aspect!r}; give --metric")
+    if name not in list_metrics():
+        raise ConfigError(
+            f"aspect {aspect!r} is measured by metric {name!r}, which this version of ragmeter does not have; "
+            f"give --metric with one of: {', '.join(list_metrics())}"
+        )
+    return get_metric(name)
+
+
+async def aagreement(
+    files: Sequence[str | Path],
+    judge: Any = None,
+    *,
+    metric: str | None = None,
+    concurrency: int = 16,
+    limit: int | None = None,
+    progress: bool | None = None,
+) -> list[AgreementReport]:
+    """Score every judgement file; one report per (file, aspect, kind)."""
+    from ragmeter.dataset.judgements import load_judgements
+    from ragmeter.stats.agreement import agreement_summary
+
+    the_judge = resolve_judge(judge)
+    loaded = []
+    for f in files:
+        loaded.append((str(f), list(load_judgements(f, limit=limit))))
+    # Check every (aspect -> metric) before any call.
+    groups: dict[tuple[str, str, str], list[Any]] = {}
+    metrics: dict[str, Metric] = {}
+    for fname, judgements in loaded:
+        for j in judgements:
+            kind = "pair" if j.kind == "pair" else (j.label_kind or "binary")
+            groups.setdefault((fname, j.aspect, kind), []).append(j)
+            if j.aspect not in metrics:
+                metrics[j.aspect] = metric_for_aspect(j.aspect, metric)
+    check_judge_supports(list(metrics.values()), the_judge)
+
+    reports: list[AgreementReport] = []
+    owns_judge = judge is None or isinstance(judge, str)
+    try:
+        for (fname, aspect, kind), items in groups.items():
+            m = metrics[aspect]
+            samples: list[Sample] = []
+            for j in items:
+                if kind == "pair":
+                    samples.extend([j.sample_a, j.sample_b])
+                else:
+                    samples.append(j.sample)
+            dataset = Dataset(tuple(samples), source=fname)
+            result = await aevaluate(
+                dataset,
+                [m],
+                the_judge,
+                config=RunConfig(concurrency=concurrency, progress=progress),
+            )
+            values = [None if s is None or not s.valid else s.value for s in result.scores(m.name)]
+            if kind == "pair":
+                preferred, other = [], []
+                for i, j in enumerate(items):
+                    a, b = values[2 * i], values[2 * i + 1]
+                    preferred.append(a if j.preferred == "a" else b)
+                    other.append(b if j.preferred == "a" else a)
+                stats = agreement_summary(
+                    "pair", preferred=preferred, other=other, higher_is_better=m.higher_is_better
+                )
+            else:
+                labels = [float(j.label) for j in items]
+                stats = agreement_summary(
+                    "point",
+                    kind,
+                    scores=values,
+                    labels=labels,
+                    threshold=_threshold(m),
+                    higher_is_better=m.higher_is_better,
+                )
+            reports.append(AgreementReport(fname, aspect, m.name, the_judge.name, kind, stats))
+    finally:
+        if owns_judge:
+            await the_judge.aclose()
+    return reports
+
+
+def _threshold(m: Metric) -> float:
+    return 0.5 if m.threshold is None else float(m.threshold)
+
+
+def agreement(files: Sequence[str | Path], judge: Any = None, **options: Any) -> list[AgreementReport]:
+    """Sync form of :func:`aagreement`."""
+    return run_sync(aagreement(files, judge, **options))

@@ -1,0 +1,70 @@
+"""Progress display for long runs: jobs/s, ETA, tokens, invalid count (rich, on stderr)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from ragmeter.judges.types import Usage
+
+
+class Progress:
+    """Counts finished jobs; draws a rich progress bar when enabled. Cheap when disabled."""
+
+    def __init__(self, total: int, *, enabled: bool | None, description: str = "scoring") -> None:
+        if enabled is None:
+            enabled = sys.stderr.isatty()
+        self.enabled = enabled
+        self.total = total
+        self.done = 0
+        self.invalid = 0
+        self.usage = Usage()
+        self._start = time.perf_counter()
+        self._bar: Any = None
+        self._task: Any = None
+        if enabled and total > 0:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+            from rich.progress import Progress as RichProgress
+
+            self._bar = RichProgress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                TimeElapsedColumn(),
+                TextColumn("tokens {task.fields[tokens]}"),
+                TextColumn("invalid {task.fields[invalid]}"),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task(description, total=total, rate="", tokens=0, invalid=0)
+
+    def advance(self, *, invalid: bool, usage: Usage) -> None:
+        self.done += 1
+        self.invalid += int(invalid)
+        self.usage = self.usage + usage
+        if self._bar is not None:
+            elapsed = max(time.perf_counter() - self._start, 1e-9)
+            self._bar.update(
+                self._task,
+                advance=1,
+                rate=f"{self.done / elapsed:.1f} jobs/s",
+                tokens=self.usage.total_tokens,
+                invalid=self.invalid,
+            )
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None

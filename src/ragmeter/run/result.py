@@ -1,0 +1,313 @@
+"""The result of a run: per-sample scores and per-metric aggregates.
+
+A Result is built from a run record (the store's rows) and nothing else, so ``runs show`` and
+``runs export`` give the same figures as the run that wrote them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.dataset.sample import Sample
+from ragmeter.errors import ConfigError, DatasetError
+from ragmeter.judges.types import Usage
+from ragmeter.metrics.base import Score
+from ragmeter.stats import bootstrap_ci
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ragmeter.log.store import ScoreRow
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    """Aggregate of one metric over a run.
+
+    ``mean`` and ``ci95`` are over the valid scores only, and are None when there is none;
+    ``n_invalid`` scores failed with a recorded cause; ``n_skipped`` samples lacked a field the
+    metric needs (or were not reached by an interrupted run).
+    """
+
+    name: str
+    mean: float | None
+    ci95: tuple[float, float] | None
+    n_scored: int
+    n_invalid: int
+    n_skipped: int
+    usage: Usage = field(default_factory=Usage)
+    threshold: float | None = None
+    pass_rate: float | None = None
+    invalid_kinds: Mapping[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mean": self.mean,
+            "ci95": None if self.ci95 is None else [self.ci95[0], self.ci95[1]],
+            "n_scored": self.n_scored,
+            "n_invalid": self.n_invalid,
+            "n_skipped": self.n_skipped,
+            "threshold": self.threshold,
+            "pass_rate": self.pass_rate,
+            "invalid_kinds": dict(self.invalid_kinds),
+            "usage": self.usage.to_dict(),
+        }
+
+
+class Result:
+    """Scores of one run. Build with :meth:`from_rows` or :meth:`from_store`."""
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        meta: Mapping[str, Any],
+        samples: Sequence[tuple[int, Sample]],
+        problems: Sequence[DatasetError],
+        rows: Iterable[ScoreRow],
+        metric_names: Sequence[str],
+        status: str = "finished",
+        store_dir: Path | None = None,
+        bootstrap_resamples: int = 2000,
+    ) -> None:
+        self.run_id = run_id
+        self.meta = dict(meta)
+        self.samples = list(samples)
+        self.problems = list(problems)
+        self.metric_names = list(metric_names)
+        self.status = status
+        self.store_dir = store_dir
+        self._rows: dict[tuple[int, str], ScoreRow] = {(r.idx, r.metric): r for r in rows}
+        self._bootstrap_resamples = bootstrap_resamples
+        self._summaries: dict[str, MetricSummary] | None = None
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_store(cls, store_dir: str | Path, run_id: str) -> Result:
+        """Read a run record back: the figures equal those of the run that wrote it."""
+        from ragmeter.log.store import RunStore
+
+        with RunStore(store_dir) as store:
+            info = store.get_run(run_id)
+            meta = info.meta
+            return cls(
+                run_id=info.run_id,
+                meta=meta,
+                samples=store.load_samples(info.run_id),
+                problems=store.load_problems(info.run_id),
+                rows=store.load_scores(info.run_id),
+                metric_names=[m["name"] for m in meta.get("metrics", [])],
+                status=info.status,
+                store_dir=Path(store_dir),
+                bootstrap_resamples=int(meta.get("config", {}).get("bootstrap_resamples", 2000)),
+            )
+
+    # -- accessors -----------------------------------------------------------------------------
+    @property
+    def n_samples(self) -> int:
+        """Samples that loaded (and were scheduled)."""
+        return len(self.samples)
+
+    @property
+    def n_skipped(self) -> int:
+        """Input rows skipped entirely: unreadable, or lacking what every chosen metric needs.
+
+        ``problems`` lists every input problem, including a field missing for one metric only.
+        """
+        return int(self.meta.get("n_skipped_rows", len(self.problems)))
+
+    def score(self, idx: int, metric: str) -> Score | None:
+        row = self._rows.get((idx, metric))
+        return None if row is None else row.score
+
+    def scores(self, metric: str) -> list[Score | None]:
+        """Scores of ``metric`` in sample order (None where the sample was skipped)."""
+        return [self.score(idx, metric) for idx, _ in self.samples]
+
+    @property
+    def rows(self) -> list[ScoreRow]:
+        return list(self._rows.values())
+
+    @property
+    def n_invalid(self) -> int:
+        return sum(1 for r in self._rows.values() if not r.score.valid)
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for r in self._rows.values():
+            total = total + r.usage
+        return total
+
+    def usage_by_metric(self) -> dict[str, Usage]:
+        out = {m: Usage() for m in self.metric_names}
+        for r in self._rows.values():
+            out[r.metric] = out.get(r.metric, Usage()) + r.usage
+        return out
+
+    @property
+    def cost(self) -> float | None:
+        """Cost in the user's currency when prices per 1k tokens were given, else None."""
+        cfg = self.meta.get("judge", {}).get("config", {}) or {}
+        p_in, p_out = cfg.get("prompt_price_per_1k"), cfg.get("completion_price_per_1k")
+        if p_in is None and p_out is None:
+            return None
+        u = self.usage
+        return u.prompt_tokens / 1000 * float(p_in or 0) + u.completion_tokens / 1000 * float(p_out or 0)
+
+    # -- aggregates ----------------------------------------------------------------------------
+    def summary(self) -> dict[str, MetricSummary]:
+        if self._summaries is None:
+            self._summaries = {m: self._summarize(m) for m in self.metric_names}
+        return self._summaries
+
+    def _summarize(self, metric: str) -> MetricSummary:
+        values: list[float] = []
+        n_invalid = 0
+        kinds: dict[str, int] = {}
+        usage = Usage()
+        for idx, _ in self.samples:
+            row = self._rows.get((idx, metric))
+            if row is None:
+                continue
+            usage = usage + row.usage
+            if row.score.valid:
+                assert row.score.value is not None
+                values.append(row.score.value)
+            else:
+                n_invalid += 1
+                kind = row.score.error.kind if row.score.error else "unknown"
+                kinds[kind] = kinds.get(kind, 0) + 1
+        spec: dict[str, Any] = next((m for m in self.meta.get("metrics", []) if m.get("name") == metric), {})
+        threshold = spec.get("threshold")
+        mean = ci = pass_rate = None
+        if values:
+            mean = sum(values) / len(values)
+            lo, hi = bootstrap_ci(values, n_resamples=self._bootstrap_resamples, seed=0)
+            ci = (float(lo), float(hi))
+            if threshold is not None:
+                pass_rate = sum(1 for v in values if v >= threshold) / len(values)
+        return MetricSummary(
+            name=metric,
+            mean=mean,
+            ci95=ci,
+            n_scored=len(values),
+            n_invalid=n_invalid,
+            n_skipped=len(self.samples) - len(values) - n_invalid,
+            usage=usage,
+            threshold=threshold,
+            pass_rate=pass_rate,
+            invalid_kinds=kinds,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The machine-readable summary (what ``evaluate --json`` prints)."""
+        out: dict[str, Any] = {
+            "run_id": self.run_id,
+            "status": self.status,
+            "n_samples": self.n_samples,
+            "n_skipped": self.n_skipped,
+            "judge": self.meta.get("judge", {}).get("name"),
+            "metrics": {m: s.to_dict() for m, s in self.summary().items()},
+            "usage": self.usage.to_dict(),
+            "cost": self.cost,
+            "skipped": [p.to_dict() for p in self.problems],
+        }
+        if self.store_dir is not None:
+            out["store"] = str(self.store_dir)
+        return out
+
+    # -- per-sample table ----------------------------------------------------------------------
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per sample: its id, inputs, and for each metric value / reason / error."""
+        records = []
+        for idx, sample in self.samples:
+            rec: dict[str, Any] = {
+                "idx": idx,
+                "sample_id": sample.id,
+                "question": sample.question,
+                "answer": sample.answer,
+            }
+            for m in self.metric_names:
+                row = self._rows.get((idx, m))
+                if row is None:
+                    rec[m] = None
+                    rec[f"{m}_reason"] = "skipped"
+                    rec[f"{m}_error"] = None
+                    continue
+                rec[m] = row.score.value
+                rec[f"{m}_reason"] = row.score.reason
+                rec[f"{m}_error"] = None if row.score.error is None else row.score.error.kind
+            records.append(rec)
+        return records
+
+    def details(self, idx: int, metric: str) -> dict[str, Any] | None:
+        """Everything recorded for one job: score, details, raw replies, usage, timing."""
+        row = self._rows.get((idx, metric))
+        if row is None:
+            return None
+        return {
+            "score": row.score.to_dict(),
+            "usage": row.usage.to_dict(),
+            "calls": row.calls,
+            "duration_s": row.duration_s,
+        }
+
+    def to_pandas(self) -> pd.DataFrame:
+        try:
+            import pandas as pd
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ConfigError("to_pandas() needs pandas: pip install 'ragmeter[pandas]'") from e
+        return pd.DataFrame.from_records(self.to_records())
+
+    def to_jsonl(self, path: str | Path) -> Path:
+        """Per-sample rows with full score details, one JSON object a line."""
+        path = Path(path)
+        with path.open("w", encoding="utf-8") as fh:
+            for idx, sample in self.samples:
+                rec: dict[str, Any] = {"idx": idx, "sample": sample.to_dict(), "scores": {}}
+                for m in self.metric_names:
+                    row = self._rows.get((idx, m))
+                    rec["scores"][m] = None if row is None else row.score.to_dict()
+                fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+        return path
+
+    def to_csv(self, path: str | Path) -> Path:
+        path = Path(path)
+        records = self.to_records()
+        fieldnames = list(records[0].keys()) if records else ["idx", "sample_id", "question", "answer"]
+        with path.open("w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=fieldnames)
+            writer.writeheader()
+            writer.writerows(records)
+        return path
+
+    def to_parquet(self, path: str | Path) -> Path:
+        path = Path(path)
+        try:
+            self.to_pandas().to_parquet(path, index=False)
+        except ImportError as e:
+            raise ConfigError("parquet export needs pyarrow: pip install 'ragmeter[parquet]'") from e
+        return path
+
+    def export(self, path: str | Path, fmt: str | None = None) -> Path:
+        fmt = (fmt or Path(path).suffix.lstrip(".")).lower()
+        if fmt == "csv":
+            return self.to_csv(path)
+        if fmt in ("jsonl", "ndjson"):
+            return self.to_jsonl(path)
+        if fmt == "parquet":
+            return self.to_parquet(path)
+        raise ConfigError(f"unknown export format {fmt!r}; use csv, jsonl or parquet")
+
+    def __repr__(self) -> str:
+        parts = []
+        for m, s in self.summary().items():
+            mean = "n/a" if s.mean is None else f"{s.mean:.3f}"
+            parts.append(f"{m}={mean} (n={s.n_scored}, invalid={s.n_invalid})")
+        return f"Result(run_id={self.run_id!r}, samples={self.n_samples}, {', '.join(parts)})"

