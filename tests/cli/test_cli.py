@@ -146,3 +146,118 @@ def test_metrics_command_lists_fields() -> None:
         or "contexts" in rows["faithfulness"]["requires"]
     )
     assert rows["token_f1"]["needs_llm"] is False and rows["faithfulness"]["needs_llm"] is True
+
+
+def test_evaluate_with_http_judge_records_usage_and_uses_cache(tmp_path: Path, fake_openai_server) -> None:  # type: ignore[no-untyped-def]
+    args = [
+        "evaluate",
+        str(EXAMPLE),
+        "--out",
+        str(tmp_path),
+        "-m",
+        "faithfulness,answer_relevance",
+        "--json",
+        "--judge",
+        "openai-compatible:test-model",
+        "--base-url",
+        fake_openai_server.url,
+    ]
+    code, out, err = _run(args)
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["usage"]["requests"] == fake_openai_server.total_requests > 0
+    assert d["usage"]["prompt_tokens"] > 0 and d["usage"]["completion_tokens"] > 0
+    assert (
+        d["metrics"]["faithfulness"]["n_scored"] + d["metrics"]["faithfulness"]["n_invalid"] == d["n_samples"]
+    )
+    fake_openai_server.reset_counters()
+    code, out, _ = _run(args)
+    assert code == 0 and fake_openai_server.total_requests == 0
+    assert json.loads(out)["usage"]["cached_requests"] > 0
+
+
+def test_agreement_json_keys(tmp_path: Path, fake_openai_server) -> None:  # type: ignore[no-untyped-def]
+    src = ROOT / "tests" / "dataset" / "data" / "judgements_sample.jsonl"
+    data = tmp_path / "faith.jsonl"
+    data.write_text("".join(line + "\n" for line in src.read_text().splitlines() if '"faithfulness"' in line))
+    code, out, err = _run(
+        [
+            "agreement",
+            str(data),
+            "--judge",
+            "openai-compatible:m",
+            "--base-url",
+            fake_openai_server.url,
+            "--json",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert code == 0, err
+    reports = [json.loads(line) for line in out.splitlines()]
+    kinds = {r["kind"]: r for r in reports}
+    assert set(kinds) == {"pair", "binary"}
+    assert set(kinds["pair"]) == {
+        "file",
+        "aspect",
+        "metric",
+        "judge",
+        "kind",
+        "accuracy",
+        "ci95",
+        "n",
+        "n_invalid",
+    }
+    assert set(kinds["binary"]) == {
+        "file",
+        "aspect",
+        "metric",
+        "judge",
+        "kind",
+        "auc",
+        "balanced_accuracy",
+        "ci95",
+        "n",
+        "n_invalid",
+    }
+    assert kinds["pair"]["n"] + kinds["pair"]["n_invalid"] == 2
+
+
+def test_agreement_refuses_a_metric_the_local_judge_cannot_compute(tmp_path: Path) -> None:
+    src = ROOT / "tests" / "dataset" / "data" / "judgements_sample.jsonl"
+    code, _, err = _run(["agreement", str(src), "--json", "--out", str(tmp_path)])
+    assert code == 2
+    assert "cannot" in err or "does not have" in err
+
+
+def test_resume_from_the_cli_scores_only_what_is_missing(tmp_path: Path, fake_openai_server) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    args = [
+        "evaluate",
+        str(EXAMPLE),
+        "--out",
+        str(tmp_path),
+        "-m",
+        "faithfulness",
+        "--json",
+        "--no-cache",
+        "--judge",
+        "openai-compatible:test-model",
+        "--base-url",
+        fake_openai_server.url,
+    ]
+    code, out, _ = _run(args)
+    assert code == 0
+    run_id = json.loads(out)["run_id"]
+    first = fake_openai_server.total_requests
+    # Simulate a crash after 9 of 12 jobs: drop three recorded scores.
+    with sqlite3.connect(tmp_path / "runs.sqlite") as db:
+        db.execute("DELETE FROM scores WHERE run_id = ? AND idx >= 9", (run_id,))
+    fake_openai_server.reset_counters()
+    code, out, err = _run(["evaluate", "--resume", run_id, "--out", str(tmp_path), "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["run_id"] == run_id and d["status"] == "finished"
+    assert d["metrics"]["faithfulness"]["n_scored"] + d["metrics"]["faithfulness"]["n_invalid"] == 12
+    assert 0 < fake_openai_server.total_requests <= first * 3 / 12 + 2

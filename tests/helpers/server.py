@@ -397,6 +397,9 @@ def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
 
 def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        # Headers and body go out in separate writes; without TCP_NODELAY, Nagle's algorithm and
+        # the peer's delayed ACK add ~40 ms to every reply on a kept-alive connection.
+        disable_nagle_algorithm = True
         protocol_version = "HTTP/1.1"
         timeout = 30
 
@@ -453,7 +456,18 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             return False
 
         def do_GET(self) -> None:
-            if self.path.rstrip("/").endswith("/models"):
+            if self.path.rstrip("/").endswith("/stats"):
+                with server._lock:
+                    data = json.dumps(
+                        {
+                            "total_requests": server.total_requests,
+                            "peak_in_flight": server.peak_in_flight,
+                            "by_kind": dict(server.by_kind),
+                            "by_status": {str(k): v for k, v in server.by_status.items()},
+                        }
+                    ).encode()
+                status = 200
+            elif self.path.rstrip("/").endswith("/models"):
                 data = json.dumps(
                     {"object": "list", "data": [{"id": server.model, "object": "model"}]}
                 ).encode()
@@ -467,3 +481,22 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
     return Handler
+
+
+def main() -> None:
+    """Serve standalone (for benchmarks in another process): prints the base URL, then serves
+    until stdin closes. GET /v1/stats returns the counters."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--fail-rate", type=float, default=0.0)
+    args = ap.parse_args()
+    with FakeOpenAIServer(latency_s=args.latency, fail_rate=args.fail_rate) as server:
+        print(server.url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

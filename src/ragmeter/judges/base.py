@@ -11,6 +11,19 @@ Steps (names used in ``Metric.steps`` and ``Judge.supports``):
 - ``verify_claims(claims, contexts, lang=)`` -> one :class:`Verdict` per claim, in order
 - ``generate_questions(answer, n=, lang=)`` -> :class:`GeneratedQuestions`
 - ``embed(texts)`` -> (n, d) float32 array, rows L2-normalised
+- ``rate_sentences(question, sentences, lang=)`` -> one float in [0, 1] per sentence: is the
+  sentence needed to answer the question (context relevance; an LLM gives 0/1, the local judge a
+  probability)
+- ``rate_chunks(question, chunks, target, lang=)`` -> one :class:`Verdict` per chunk, in order: was
+  the chunk useful to arrive at ``target`` (the reference, or the answer) — context precision /
+  utilization; one call for all chunks
+- ``assess_relevance(question, answer, lang=)`` -> :class:`RelevanceAssessment`: does the answer
+  address the question's information needs, without gaps or padding, and is it evasive (the
+  local judge's answer relevance; an LLM judge uses ``generate_questions`` + ``embed``)
+- ``grade(rubric, inputs, lang=)`` -> :class:`Grade` on the rubric's scale (correctness 1-5,
+  guideline adherence, relevancy YES/NO, G-Eval criteria, user rubrics)
+- ``compare(question, answer_a, answer_b, reference=, criteria=, lang=)`` -> :class:`Preference`
+  (pairwise; the metric asks both orders)
 
 A judge that cannot do a step raises :class:`~ragmeter.errors.UnsupportedStepError` from it, and
 returns False from ``supports(step)`` so the runner can refuse the run before any call.
@@ -18,13 +31,25 @@ returns False from ``supports(step)`` so the runner can refuse the run before an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-STEPS: tuple[str, ...] = ("extract_claims", "verify_claims", "generate_questions", "embed")
+from ragmeter.errors import UnsupportedStepError
+
+STEPS: tuple[str, ...] = (
+    "extract_claims",
+    "verify_claims",
+    "generate_questions",
+    "embed",
+    "rate_sentences",
+    "rate_chunks",
+    "assess_relevance",
+    "grade",
+    "compare",
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +86,59 @@ class GeneratedQuestions:
     noncommittal: bool = False
 
 
+@dataclass(frozen=True)
+class RelevanceAssessment:
+    """How well an answer addresses its question. ``score`` in [0, 1]; ``noncommittal`` marks an
+    evasive answer; ``details`` may list the question's information needs and which are met."""
+
+    score: float
+    noncommittal: bool = False
+    reason: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """What ``grade`` scores against.
+
+    ``criteria``: what is judged, in words. ``scale``: (lowest, highest) score. ``levels``: optional
+    description of each score level. ``steps``: optional evaluation steps (G-Eval). ``inputs``: the
+    names of the inputs the rubric reads (e.g. ``("question", "answer", "reference")``).
+    ``passing``: the score at or above which the sample passes, if any.
+    """
+
+    name: str
+    criteria: str
+    scale: tuple[float, float] = (1.0, 5.0)
+    levels: Mapping[str, str] = field(default_factory=dict)
+    steps: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ("question", "answer")
+    passing: float | None = None
+    version: str = "1"
+
+
+@dataclass(frozen=True)
+class Grade:
+    """A score on a rubric's scale, with the judge's reasoning."""
+
+    score: float
+    reason: str = ""
+    passing: bool | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Preference:
+    """Which of two answers is better: ``"a"``, ``"b"`` or ``"tie"``."""
+
+    winner: str
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.winner not in ("a", "b", "tie"):
+            raise ValueError(f"winner must be 'a', 'b' or 'tie', not {self.winner!r}")
+
+
 @runtime_checkable
 class Judge(Protocol):
     """Anything that answers metric steps. See the module docstring for the steps."""
@@ -88,3 +166,59 @@ class Judge(Protocol):
     async def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
     async def aclose(self) -> None: ...
+
+
+class StepsNotImplemented:
+    """Mixin: every step raises UnsupportedStepError and ``supports`` is False, until a judge
+    overrides it. Judges inherit it so a step added to the protocol never breaks them."""
+
+    name: str = "judge"
+
+    def supports(self, step: str) -> bool:
+        return False
+
+    def _unsupported(self, step: str) -> UnsupportedStepError:
+        return UnsupportedStepError(self.name, step)
+
+    async def extract_claims(self, text: str, *, question: str | None = None, lang: str = "en") -> list[str]:
+        raise self._unsupported("extract_claims")
+
+    async def verify_claims(
+        self, claims: Sequence[str], contexts: Sequence[str], *, lang: str = "en"
+    ) -> list[Verdict]:
+        raise self._unsupported("verify_claims")
+
+    async def generate_questions(self, answer: str, *, n: int = 3, lang: str = "en") -> GeneratedQuestions:
+        raise self._unsupported("generate_questions")
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        raise self._unsupported("embed")
+
+    async def rate_sentences(self, question: str, sentences: Sequence[str], *, lang: str = "en") -> list[float]:
+        raise self._unsupported("rate_sentences")
+
+    async def rate_chunks(
+        self, question: str, chunks: Sequence[str], target: str, *, lang: str = "en"
+    ) -> list[Verdict]:
+        raise self._unsupported("rate_chunks")
+
+    async def assess_relevance(self, question: str, answer: str, *, lang: str = "en") -> RelevanceAssessment:
+        raise self._unsupported("assess_relevance")
+
+    async def grade(self, rubric: Rubric, inputs: Mapping[str, str], *, lang: str = "en") -> Grade:
+        raise self._unsupported("grade")
+
+    async def compare(
+        self,
+        question: str,
+        answer_a: str,
+        answer_b: str,
+        *,
+        reference: str | None = None,
+        criteria: str | None = None,
+        lang: str = "en",
+    ) -> Preference:
+        raise self._unsupported("compare")
+
+    async def aclose(self) -> None:
+        return None

@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import numpy as np
 
 from ragmeter.errors import ConfigError, JudgeOutputError, UnsupportedStepError
-from ragmeter.judges.base import STEPS, GeneratedQuestions, Verdict
+from ragmeter.judges.base import GeneratedQuestions, Verdict
 from ragmeter.judges.client import ModelClient
 from ragmeter.judges.parsing import parse_json, validate
 from ragmeter.judges.prompts import Prompt, available_languages, load_prompt, normalize_lang
@@ -52,6 +52,10 @@ def _norm_claim(text: str) -> str:
     return re.sub(r"[\W_]+", "", str(text).casefold())
 
 
+#: Steps this judge answers with a prompt (``embed`` needs an embedder).
+_PROMPTED_STEPS = frozenset({"extract_claims", "verify_claims", "generate_questions"})
+
+
 class LLMJudge:
     """A :class:`~ragmeter.judges.base.Judge` backed by an LLM (chat) and, optionally, an embedder.
 
@@ -82,7 +86,7 @@ class LLMJudge:
     def supports(self, step: str) -> bool:
         if step == "embed":
             return self.embedder is not None
-        return step in STEPS
+        return step in _PROMPTED_STEPS
 
     def describe(self) -> dict[str, Any]:
         versions: dict[str, str] = {}

@@ -51,8 +51,8 @@ def resolve_judge(judge: Any) -> Judge:
         from ragmeter.judges.factory import make_judge
 
         return make_judge(judge)
-    if isinstance(judge, Judge):
-        return judge
+    if callable(getattr(judge, "supports", None)) and isinstance(getattr(judge, "name", None), str):
+        return judge  # type: ignore[no-any-return]
     raise ConfigError(f"not a judge: {judge!r}; pass a Judge, a spec such as 'openai:gpt-4o-mini', or None")
 
 
