@@ -222,6 +222,8 @@ class FakeOpenAIServer:
             self.total_requests = 0
             self.in_flight = 0
             self.peak_in_flight = 0
+            self._pending: dict[int, socket.socket | None] = {}
+            self._next_token = 0
             self.by_status: Counter[int] = Counter()
             self.by_kind: Counter[str] = Counter()
             self.requests: list[dict[str, Any]] = []
@@ -287,16 +289,33 @@ class FakeOpenAIServer:
                 return self._rng.choice(self.failure_kinds)
         return None
 
-    def _enter(self, body: dict[str, Any]) -> None:
+    def _enter(self, body: dict[str, Any], sock: socket.socket | None = None) -> int:
+        """Count a request in flight; returns its token for :meth:`_leave`.
+
+        Before counting, requests whose client already hung up are reaped, so a client that
+        times out, closes its connection and only then sends its next request is never seen with
+        one request too many in flight because a handler thread has not yet noticed the EOF."""
         with self._lock:
+            for token, pending in list(self._pending.items()):
+                if _client_gone(pending):
+                    del self._pending[token]
+                    self.in_flight -= 1
+            self._next_token += 1
+            token = self._next_token
+            if sock is not None:
+                self._pending[token] = sock
+            else:
+                self._pending[token] = None
             self.total_requests += 1
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             self.requests.append(body)
+            return token
 
-    def _leave(self, status: int, kind: str) -> None:
+    def _leave(self, token: int, status: int, kind: str) -> None:
         with self._lock:
-            self.in_flight -= 1
+            if self._pending.pop(token, _REAPED) is not _REAPED:
+                self.in_flight -= 1
             self.by_status[status] += 1
             self.by_kind[kind] += 1
 
@@ -387,6 +406,20 @@ class FakeOpenAIServer:
         return json.dumps(out).encode("utf-8")
 
 
+_REAPED = object()
+
+
+def _client_gone(sock: socket.socket | None) -> bool:
+    """True when the peer closed ``sock`` (EOF pending); never blocks."""
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and not sock.recv(1, socket.MSG_PEEK)
+    except (OSError, ValueError):
+        return True
+
+
 def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
     kind = (
         "rate_limit_error" if status == 429 else "invalid_request_error" if status < 500 else "server_error"
@@ -414,7 +447,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = {"_unparseable": raw.decode("utf-8", "replace")}
             # the SDK sends extra_body keys at the top level; nothing to unwrap
-            server._enter(body)
+            token = server._enter(body, self.connection)
             status, headers, data, kind = 500, {}, b"", "error"
             try:
                 (status, headers, data), kind = server.handle(self.path, body, self._wait_or_gone)
@@ -422,7 +455,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 status, headers, data = _error(500, f"responder failed: {type(e).__name__}: {e}")
                 kind = "responder_error"
             finally:
-                server._leave(status, kind)
+                server._leave(token, status, kind)
             if status == 499:
                 self.close_connection = True
                 return
