@@ -3,8 +3,9 @@
 ``FakeOpenAIServer`` serves ``/v1/chat/completions`` and ``/v1/embeddings`` from a thread pool
 (one thread per connection; 64+ concurrent slow requests are fine). Switches:
 
-- ``responder(request_json) -> str``: the assistant content. The default answers ragmeter's three
-  steps (claims, verdicts, questions) sensibly by reading the prompt, so whole runs work.
+- ``responder(request_json) -> str``: the assistant content. The default answers ragmeter's steps
+  (claims, verdicts, questions, and rate_sentences, rate_chunks, analyse_contexts,
+  extract_claims_many, grade, compare) sensibly by reading the prompt, so whole runs work.
 - ``latency_s``: sleep before each reply.
 - ``fail_rate`` with a seeded RNG choosing among ``failure_kinds``: ``"429"`` (with Retry-After),
   ``"500"``, ``"malformed"`` (a broken JSON body), ``"timeout"`` (sleep ``hang_s``, longer than the
@@ -88,6 +89,8 @@ def detect_step(req: dict[str, Any]) -> str:
         js = rf.get("json_schema")
         if isinstance(js, dict):
             name = str(js.get("name", ""))
+            if name in _NEW_STEPS:
+                return _NEW_STEPS[name]
             for step, key in (("extract_claims", "claims"), ("verify_claims", "verdicts")):
                 if name == step:
                     return key
@@ -98,6 +101,9 @@ def detect_step(req: dict[str, Any]) -> str:
     schema = schema or req.get("guided_json") or req.get("format")
     if isinstance(schema, dict):
         props = schema.get("properties") or {}
+        new_step = _step_from_props(props)
+        if new_step:
+            return new_step
         for key in ("verdicts", "questions", "claims"):
             if key in props:
                 return key
@@ -111,6 +117,117 @@ def detect_step(req: dict[str, Any]) -> str:
     return ""
 
 
+#: issue 3 steps: schema name -> responder key
+_NEW_STEPS = {
+    "rate_sentences": "needed",
+    "rate_chunks": "chunk_verdicts",
+    "analyse_contexts": "analysis",
+    "extract_claims_many": "claims_many",
+    "grade": "grade",
+    "compare": "compare",
+}
+
+
+def _step_from_props(props: dict[str, Any]) -> str:
+    if "needed" in props:
+        return "analysis" if "verdicts" in props else "needed"
+    if "texts" in props:
+        return "claims_many"
+    if "winner" in props:
+        return "compare"
+    if "score" in props:
+        return "grade"
+    items = (props.get("verdicts") or {}).get("items") or {}
+    if "useful" in (items.get("properties") or {}):
+        return "chunk_verdicts"
+    return ""
+
+
+def _overlap(words: set[str], other: set[str]) -> float:
+    return len(words & other) / len(words) if words else 0.0
+
+
+def _line_value(text: str, markers: Iterable[str]) -> str:
+    """The rest of the LAST line starting with one of ``markers``."""
+    found = ""
+    for line in text.splitlines():
+        for m in markers:
+            if line.startswith(m):
+                found = line[len(m) :].strip()
+    return found
+
+
+def _numbered(block: str, pattern: str) -> list[tuple[int, str]]:
+    out = []
+    for line in block.splitlines():
+        m = re.match(pattern, line)
+        if m:
+            out.append((int(m.group(1)), m.group(2).strip()))
+    return out
+
+
+def _respond_new(step: str, text: str) -> str:
+    """Answers for rate_sentences, rate_chunks, analyse_contexts, extract_claims_many, grade, compare."""
+    question = _line_value(text, ("Question:", "问题："))
+    q_words = _words(question)
+    if step == "needed":
+        block = _section(text, ("Sentences:", "句子："), ("\nOutput:", "\n输出："))
+        needed = [i for i, s in _numbered(block, r"\s*\[(\d+)\]\s+(.*)") if _overlap(q_words, _words(s)) >= 0.25]
+        return json.dumps({"needed": needed})
+    if step in ("chunk_verdicts", "analysis"):
+        target = _words(_line_value(text, ("Target answer:", "目标答案：")))
+        block = _section(text, ("Passages:", "段落：\n"), ("\nOutput:", "\n输出："))
+        verdicts, needed = [], []
+        if step == "chunk_verdicts":
+            chunks = _numbered(block, r"\s*\[(\d+)\]\s+(.*)")
+        else:
+            chunks, current = [], 0
+            for line in block.splitlines():
+                m = re.match(r"\s*(?:Passage|段落)\s*(\d+)", line)
+                if m:
+                    current = int(m.group(1))
+                    chunks.append((current, ""))
+                    continue
+                m = re.match(r"\s*\((\d+)\)\s+(.*)", line)
+                if m and chunks:
+                    chunks[-1] = (current, (chunks[-1][1] + " " + m.group(2)).strip())
+                    if _overlap(q_words, _words(m.group(2))) >= 0.25:
+                        needed.append(int(m.group(1)))
+        for i, chunk in chunks:
+            useful = _overlap(target, _words(chunk)) >= 0.3
+            verdicts.append({"index": i, "reason": "shares words with the target", "useful": useful})
+        if step == "chunk_verdicts":
+            return json.dumps({"verdicts": verdicts})
+        return json.dumps({"verdicts": verdicts, "needed": needed})
+    if step == "claims_many":
+        block = _section(text, ("Question:", "问题："), ("\nOutput:", "\n输出："))
+        texts = [{"index": i, "claims": _sentences(t)} for i, t in _numbered(block, r"\s*\[(\d+)\]\s+(.*)")]
+        evasive = re.compile(r"don't know|not sure|cannot answer|不知道|不确定|无法回答", re.I)
+        for t in texts:
+            if any(evasive.search(c) for c in t["claims"]):
+                t["claims"] = []
+        return json.dumps({"texts": texts}, ensure_ascii=False)
+    if step == "grade":
+        nums = re.findall(r"from (-?[\d.]+) to (-?[\d.]+)|(-?[\d.]+) 到 (-?[\d.]+) 之间", text)
+        low, high = 1.0, 5.0
+        if nums:
+            a, b, c, d = nums[-1]
+            low, high = float(a or c), float(b or d)
+        inputs = text.rsplit("Inputs:", 1)[-1] if "Inputs:" in text else text.rsplit("输入：", 1)[-1]
+        answer = _words(_line_value(inputs, ("Answer:", "回答：")))
+        ref = _words(_line_value(inputs, ("Reference:", "参考答案：")))
+        share = _overlap(ref, answer) if ref else (1.0 if answer else 0.0)
+        score = round(low + (high - low) * share)
+        return json.dumps({"reason": f"{share:.0%} of the reference's words are in the answer", "score": score})
+    if step == "compare":
+        a = _words(_line_value(text, ("Answer A:", "回答 A：")))
+        b = _words(_line_value(text, ("Answer B:", "回答 B：")))
+        sa, sb = _overlap(q_words, a), _overlap(q_words, b)
+        winner = "A" if sa > sb else "B" if sb > sa else "tie"
+        return json.dumps({"reason": "more of the question's words", "winner": winner})
+    return "OK"
+
+
 def _main_prompt(req: dict[str, Any]) -> str:
     for m in req.get("messages") or []:
         if m.get("role") == "user":
@@ -122,6 +239,8 @@ def default_responder(req: dict[str, Any]) -> str:
     """Answers the three ragmeter steps by reading the (first) user prompt."""
     step = detect_step(req)
     text = _main_prompt(req)
+    if step in _NEW_STEPS.values():
+        return _respond_new(step, text)
     if step == "claims":
         answer = _section(text, ("Answer:", "回答："), ("\nOutput:", "\n输出："))
         return json.dumps({"claims": _sentences(answer)}, ensure_ascii=False)
@@ -302,10 +421,7 @@ class FakeOpenAIServer:
                     self.in_flight -= 1
             self._next_token += 1
             token = self._next_token
-            if sock is not None:
-                self._pending[token] = sock
-            else:
-                self._pending[token] = None
+            self._pending[token] = sock
             self.total_requests += 1
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
