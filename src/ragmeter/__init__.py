@@ -23,11 +23,15 @@ from ragmeter.judges.base import GeneratedQuestions, Judge, Verdict
 from ragmeter.judges.config import JudgeConfig
 from ragmeter.judges.factory import make_judge
 from ragmeter.metrics.base import Metric, Score, ScoreError, get_metric, list_metrics, register_metric
+from ragmeter.metrics.rubric import rubric
+from ragmeter.pipeline import run_pipeline, run_retriever
+from ragmeter.retrieval.api import evaluate_retrieval
 from ragmeter.run.agreement import aagreement, agreement
 from ragmeter.run.api import evaluate
 from ragmeter.run.config import RunConfig
 from ragmeter.run.result import MetricSummary, Result
 from ragmeter.run.runner import aevaluate
+from ragmeter.testset import generate_testset
 
 __all__ = [
     "ConfigError",
@@ -56,9 +60,14 @@ __all__ = [
     "aevaluate",
     "agreement",
     "evaluate",
+    "evaluate_retrieval",
+    "generate_testset",
     "get_metric",
     "list_metrics",
     "load_dataset",
     "make_judge",
     "register_metric",
+    "rubric",
+    "run_pipeline",
+    "run_retriever",
 ]

@@ -241,6 +241,9 @@ def _starts_lowercase(ch: str) -> bool:
     return ch.isalpha() and ch.islower()
 
 
+_DOTTED_RE = re.compile(r"\S*\.\w")  # the next token has a dot inside: a domain, a file name
+
+
 def _boundary(s: str, i: int, run_end: int, close_end: int) -> bool:
     """Whether the terminator run ``s[i:run_end]`` (followed by closers up to ``close_end``) ends a
     sentence."""
@@ -260,6 +263,20 @@ def _boundary(s: str, i: int, run_end: int, close_end: int) -> bool:
     if run == ";":
         return is_cjk(prev)
     if not after.isspace():
+        # "in 2014.PharmaCann is" / "treatments.Theranostics": a sentence glued to the next one
+        # (a missing space, common in generated text): a lowercase letter or digit, one period, a
+        # capitalised word. Not an abbreviation or initialism (e.g.The, U.S.Army).
+        if (
+            single_period
+            and run_end == close_end
+            and (prev.isdigit() or _starts_lowercase(prev))
+            and after.isupper()
+            and close_end + 1 < len(s)
+            and _starts_lowercase(s[close_end + 1])
+            and not _is_abbreviation(_word_before(s, i), after)
+            and not _DOTTED_RE.match(s, close_end)
+        ):
+            return True
         # example.com, e.g., Yahoo!Inc, ?q=1 -- unless a Chinese sentence ends in a half-width mark.
         return is_cjk(prev) and not after.isalnum()
     if is_cjk(prev):

@@ -30,8 +30,7 @@ def test_evaluate_example_offline_json(tmp_path: Path) -> None:
     for m in d["metrics"].values():
         assert {"mean", "ci95", "n_scored", "n_invalid"} <= set(m)
     assert d["usage"]["requests"] == 0  # offline: nothing was sent anywhere
-    # The metrics that need an LLM are named, not silently dropped.
-    assert "faithfulness" in err and "--judge" in err
+    assert d["judge"] == "local"
 
 
 def test_evaluate_table_and_runs_commands(tmp_path: Path) -> None:
@@ -59,8 +58,9 @@ def test_unknown_metric_exits_2(tmp_path: Path) -> None:
 
 
 def test_llm_metric_with_local_judge_exits_2_and_says_why(tmp_path: Path) -> None:
-    code, _, err = _run(["evaluate", str(EXAMPLE), "--out", str(tmp_path), "-m", "faithfulness"])
-    assert code == 2 and "faithfulness" in err and "--judge" in err
+    # correctness grades on a 1-5 rubric: only an LLM judge can do that step.
+    code, _, err = _run(["evaluate", str(EXAMPLE), "--out", str(tmp_path), "-m", "correctness"])
+    assert code == 2 and "correctness" in err and "grade" in err and "--judge" in err
 
 
 def test_bad_rows_are_reported_and_skipped_or_strict(tmp_path: Path) -> None:
@@ -225,7 +225,7 @@ def test_agreement_json_keys(tmp_path: Path, fake_openai_server) -> None:  # typ
 
 def test_agreement_refuses_a_metric_the_local_judge_cannot_compute(tmp_path: Path) -> None:
     src = ROOT / "tests" / "dataset" / "data" / "judgements_sample.jsonl"
-    code, _, err = _run(["agreement", str(src), "--json", "--out", str(tmp_path)])
+    code, _, err = _run(["agreement", str(src), "--json", "--out", str(tmp_path), "--metric", "correctness"])
     assert code == 2
     assert "cannot" in err or "does not have" in err
 

@@ -172,7 +172,9 @@ def _respond_new(step: str, text: str) -> str:
     q_words = _words(question)
     if step == "needed":
         block = _section(text, ("Sentences:", "句子："), ("\nOutput:", "\n输出："))
-        needed = [i for i, s in _numbered(block, r"\s*\[(\d+)\]\s+(.*)") if _overlap(q_words, _words(s)) >= 0.25]
+        needed = [
+            i for i, s in _numbered(block, r"\s*\[(\d+)\]\s+(.*)") if _overlap(q_words, _words(s)) >= 0.25
+        ]
         return json.dumps({"needed": needed})
     if step in ("chunk_verdicts", "analysis"):
         target = _words(_line_value(text, ("Target answer:", "目标答案：")))
@@ -218,7 +220,9 @@ def _respond_new(step: str, text: str) -> str:
         ref = _words(_line_value(inputs, ("Reference:", "参考答案：")))
         share = _overlap(ref, answer) if ref else (1.0 if answer else 0.0)
         score = round(low + (high - low) * share)
-        return json.dumps({"reason": f"{share:.0%} of the reference's words are in the answer", "score": score})
+        return json.dumps(
+            {"reason": f"{share:.0%} of the reference's words are in the answer", "score": score}
+        )
     if step == "compare":
         a = _words(_line_value(text, ("Answer A:", "回答 A：")))
         b = _words(_line_value(text, ("Answer B:", "回答 B：")))
@@ -237,6 +241,10 @@ def _main_prompt(req: dict[str, Any]) -> str:
 
 def default_responder(req: dict[str, Any]) -> str:
     """Answers the three ragmeter steps by reading the (first) user prompt."""
+    from helpers.testset_replies import testset_reply  # the test-set generation prompts
+
+    if (reply := testset_reply(req)) is not None:
+        return reply
     step = detect_step(req)
     text = _main_prompt(req)
     if step in _NEW_STEPS.values():

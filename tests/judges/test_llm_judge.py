@@ -55,7 +55,8 @@ async def test_is_a_judge_and_names_itself() -> None:
         and judge.supports("verify_claims")
         and judge.supports("generate_questions")
     )
-    assert not judge.supports("embed") and not judge.supports("grade")
+    assert judge.supports("grade") and judge.supports("rate_chunks") and judge.supports("compare")
+    assert not judge.supports("embed") and not judge.supports("assess_relevance")
 
 
 async def test_extract_claims_renders_the_prompt_and_parses() -> None:
@@ -311,7 +312,7 @@ async def test_prompt_override_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_prompt("extract_claims", "en", tmp_path / "missing")
     with pytest.raises(ConfigError, match="unknown prompt step"):
-        load_prompt("grade", "en")
+        load_prompt("no_such_step", "en")
     with pytest.raises(ConfigError, match="built-in languages: en, zh"):
         load_prompt("extract_claims", "fr")
 
@@ -320,7 +321,17 @@ def test_builtin_prompts_are_complete_and_their_examples_parse() -> None:
     from ragmeter.judges.parsing import parse_json
 
     for lang in ("en", "zh"):
-        for step in ("extract_claims", "verify_claims", "generate_questions"):
+        for step in (
+            "extract_claims",
+            "verify_claims",
+            "generate_questions",
+            "rate_sentences",
+            "rate_chunks",
+            "analyse_contexts",
+            "extract_claims_many",
+            "grade",
+            "compare",
+        ):
             p = load_prompt(step, lang)
             assert p.version == "1" and p.schema is not None
             # every few-shot "Output:" line is valid against the step's schema

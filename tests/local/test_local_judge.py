@@ -6,9 +6,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ragmeter.errors import ConfigError, UnsupportedStepError
-from ragmeter.judges.base import STEPS, Judge
-from ragmeter.local import LocalJudge, default_embedder
+from ragmeter.dataset.sample import Sample
+from ragmeter.errors import ConfigError, JudgeError, UnsupportedStepError
+from ragmeter.judges.base import STEPS, Judge, Rubric
+from ragmeter.local import SUPPORTED_STEPS, LocalJudge, default_embedder
+from ragmeter.metrics.faithfulness import Faithfulness
+
+CTX_EN = [
+    "The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was completed in 1889 "
+    "for the World's Fair. The tower is 330 metres tall and was designed by the company of Gustave Eiffel.",
+    "Bananas are rich in potassium. They grow in tropical regions.",
+]
+CTX_ZH = ["埃菲尔铁塔位于法国巴黎。铁塔于1889年建成，高330米。它是由古斯塔夫·埃菲尔的公司设计的。"]
 
 
 class _TinyEmbedder:
@@ -22,40 +31,261 @@ class _TinyEmbedder:
         return {"name": self.name}
 
 
-def test_is_a_judge_and_supports_only_embed() -> None:
-    judge = LocalJudge()
-    assert isinstance(judge, Judge)
-    assert judge.name == "local"
-    assert judge.embedder is default_embedder()
-    assert {s for s in STEPS if judge.supports(s)} == {"embed"}
+@pytest.fixture(scope="module")
+def judge() -> LocalJudge:
+    return LocalJudge()
 
 
-async def test_embed_uses_the_embedder() -> None:
-    judge = LocalJudge(_TinyEmbedder())
-    out = await judge.embed(["a", "b"])
-    assert out.tolist() == [[1.0, 0.0], [1.0, 0.0]]
-    assert judge.describe() == {"name": "local", "embedder": {"name": "tiny"}}
-    await judge.aclose()
+async def _p(judge: LocalJudge, claim: str, contexts: list[str]) -> float:
+    (v,) = await judge.verify_claims([claim], contexts)
+    assert v.confidence is not None and 0.0 <= v.confidence <= 1.0
+    assert v.supported == (v.confidence >= 0.5)
+    assert v.reason.endswith("(local judge)")
+    return v.confidence
 
 
-async def test_default_embed_is_normalised() -> None:
-    out = await LocalJudge().embed(["hello", "你好"])
+def test_is_a_judge_and_supports_exactly_its_steps() -> None:
+    j = LocalJudge()
+    assert isinstance(j, Judge)
+    assert j.name == "local"
+    assert j.embedder is default_embedder()
+    assert {s for s in STEPS if j.supports(s)} == set(SUPPORTED_STEPS)
+    assert set(SUPPORTED_STEPS) == {
+        "extract_claims",
+        "verify_claims",
+        "rate_sentences",
+        "rate_chunks",
+        "assess_relevance",
+        "embed",
+    }
+
+
+async def test_embed_uses_the_embedder_and_describe() -> None:
+    j = LocalJudge(_TinyEmbedder())
+    assert (await j.embed(["a", "b"])).tolist() == [[1.0, 0.0], [1.0, 0.0]]
+    d = j.describe()
+    assert d["name"] == "local" and d["embedder"] == {"name": "tiny"}
+    assert d["support_combiner"]["name"] == "support"
+    await j.aclose()
+
+
+async def test_default_embed_is_normalised(judge: LocalJudge) -> None:
+    out = await judge.embed(["hello", "你好"])
     assert out.shape == (2, 512)
     assert np.allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
-    assert LocalJudge().describe()["embedder"]["name"] == "use-multilingual-v3"
 
 
 @pytest.mark.parametrize(
     ("step", "call"),
     [
-        ("extract_claims", lambda j: j.extract_claims("some text")),
-        ("verify_claims", lambda j: j.verify_claims(["c"], ["ctx"])),
         ("generate_questions", lambda j: j.generate_questions("an answer")),
+        ("grade", lambda j: j.grade(Rubric(name="r", criteria="c"), {"answer": "a"})),
+        ("compare", lambda j: j.compare("q", "a", "b")),
     ],
 )
 async def test_other_steps_are_refused(step: str, call: Any) -> None:
-    judge = LocalJudge(_TinyEmbedder())
+    j = LocalJudge(_TinyEmbedder())
+    assert not j.supports(step)
     with pytest.raises(UnsupportedStepError, match="name an LLM judge with --judge") as info:
-        await call(judge)
+        await call(j)
     assert isinstance(info.value, ConfigError)
     assert info.value.judge == "local" and info.value.step == step
+
+
+# ------------------------------------------------------------------ extract_claims
+
+
+async def test_extract_claims_english(judge: LocalJudge) -> None:
+    text = (
+        "Sure! The Eiffel Tower is in Paris, and it was completed in 1889 by Gustave Eiffel's company. "
+        "Would you like to know more? I hope this helps."
+    )
+    claims = await judge.extract_claims(text, question="Where is the Eiffel Tower?")
+    assert claims == ["The Eiffel Tower is in Paris", "it was completed in 1889 by Gustave Eiffel's company."]
+
+
+async def test_extract_claims_chinese(judge: LocalJudge) -> None:
+    text = "好的。埃菲尔铁塔位于巴黎；它于1889年建成。希望对你有帮助！"
+    assert await judge.extract_claims(text) == ["埃菲尔铁塔位于巴黎；", "它于1889年建成。"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sure! I hope this helps.",
+        "I don't know.",
+        "I'm not sure, sorry.",
+        "我不知道。",
+        "你好！谢谢！",
+        "   ",
+    ],
+)
+async def test_no_claims_from_filler_or_refusal(judge: LocalJudge, text: str) -> None:
+    assert await judge.extract_claims(text) == []
+
+
+async def test_no_claims_makes_faithfulness_invalid(judge: LocalJudge) -> None:
+    sample = Sample(id="1", question="Where is it?", answer="Sure! I hope this helps.", contexts=("Paris.",))
+    score = await Faithfulness().score(sample, judge)
+    assert not score.valid and score.error is not None and score.error.kind == "NoClaims"
+
+
+async def test_faithfulness_metric_runs_on_the_local_judge(judge: LocalJudge) -> None:
+    good = Sample(
+        id="g", question="When?", answer="The Eiffel Tower was completed in 1889.", contexts=tuple(CTX_EN)
+    )
+    bad = Sample(
+        id="b",
+        question="When?",
+        answer="The Eiffel Tower was completed in 1925 in Rome.",
+        contexts=tuple(CTX_EN),
+    )
+    sg = await Faithfulness().score(good, judge)
+    sb = await Faithfulness().score(bad, judge)
+    assert sg.value == 1.0 and sb.value == 0.0
+    assert sg.details["claims"][0]["confidence"] > 0.5
+
+
+# ------------------------------------------------------------------ verify_claims
+
+
+async def test_verify_supported_claim_with_evidence(judge: LocalJudge) -> None:
+    (v,) = await judge.verify_claims(["The Eiffel Tower was finished in 1889."], CTX_EN)
+    assert v.supported and v.confidence is not None and v.confidence > 0.6
+    assert "1889" in v.evidence
+
+
+async def test_number_mismatch_lowers_support(judge: LocalJudge) -> None:
+    right = await _p(judge, "The Eiffel Tower was completed in 1889.", CTX_EN)
+    wrong = await _p(judge, "The Eiffel Tower was completed in 1901.", CTX_EN)
+    assert right >= 0.5 > wrong
+    assert await _p(judge, "The tower is 330 metres tall.", CTX_EN) > await _p(
+        judge, "The tower is 420 metres tall.", CTX_EN
+    )
+
+
+async def test_negation_lowers_support(judge: LocalJudge) -> None:
+    pos = await _p(judge, "The Eiffel Tower was designed by the company of Gustave Eiffel.", CTX_EN)
+    neg = await _p(judge, "The Eiffel Tower was not designed by the company of Gustave Eiffel.", CTX_EN)
+    assert pos > neg + 0.2
+
+
+async def test_novel_entity_lowers_support(judge: LocalJudge) -> None:
+    assert await _p(judge, "The Eiffel Tower is in Paris.", CTX_EN) >= 0.5
+    assert await _p(judge, "The Eiffel Tower is in Rome.", CTX_EN) < 0.5
+
+
+async def test_context_decides_not_world_knowledge(judge: LocalJudge) -> None:
+    counterfactual = ["The Eiffel Tower is a lattice tower in Rome, Italy. It was completed in 1889."]
+    assert await _p(judge, "The Eiffel Tower is in Rome.", counterfactual) > await _p(
+        judge, "The Eiffel Tower is in Paris.", counterfactual
+    )
+
+
+async def test_verify_chinese(judge: LocalJudge) -> None:
+    right = await _p(judge, "埃菲尔铁塔于1889年建成。", CTX_ZH)
+    wrong_year = await _p(judge, "埃菲尔铁塔于1901年建成。", CTX_ZH)
+    negated = await _p(judge, "埃菲尔铁塔不在巴黎。", CTX_ZH)
+    located = await _p(judge, "埃菲尔铁塔在巴黎。", CTX_ZH)
+    assert right >= 0.5 > wrong_year
+    assert located > negated
+
+
+async def test_verify_is_deterministic_and_ordered(judge: LocalJudge) -> None:
+    claims = ["The tower is in Paris.", "Bananas grow in tropical regions.", "The moon is made of cheese."]
+    a = await judge.verify_claims(claims, CTX_EN)
+    b = await judge.verify_claims(claims, CTX_EN)
+    assert [v.claim for v in a] == claims
+    assert [v.confidence for v in a] == [v.confidence for v in b]
+    assert a[0].supported and a[1].supported and not a[2].supported
+
+
+async def test_verify_edge_cases(judge: LocalJudge) -> None:
+    assert await judge.verify_claims([], CTX_EN) == []
+    with pytest.raises(JudgeError, match="no text"):
+        await judge.verify_claims(["x"], ["  ", ""])
+
+
+# ------------------------------------------------------------------ rate_sentences / rate_chunks
+
+
+async def test_rate_sentences(judge: LocalJudge) -> None:
+    q = "When was the Eiffel Tower completed?"
+    sents = [
+        "The Eiffel Tower was completed in 1889.",
+        "Bananas are rich in potassium.",
+        "The Eiffel Tower is in Paris.",
+    ]
+    ps = await judge.rate_sentences(q, sents)
+    assert len(ps) == 3 and all(0.0 <= p <= 1.0 for p in ps)
+    assert ps[0] > ps[2] > ps[1]
+    assert ps[0] >= 0.5 > ps[1]
+    assert await judge.rate_sentences(q, []) == []
+    zh = await judge.rate_sentences("埃菲尔铁塔是哪一年建成的？", ["铁塔于1889年建成。", "香蕉富含钾。"])
+    assert zh[0] > zh[1]
+
+
+async def test_rate_chunks(judge: LocalJudge) -> None:
+    vs = await judge.rate_chunks("When was the tower completed?", CTX_EN, "It was completed in 1889.")
+    assert [v.claim for v in vs] == CTX_EN
+    assert vs[0].supported and not vs[1].supported
+    assert vs[0].confidence is not None and vs[1].confidence is not None
+    assert vs[0].confidence > vs[1].confidence
+    assert await judge.rate_chunks("q", [], "t") == []
+
+
+# ------------------------------------------------------------------ assess_relevance
+
+
+async def test_assess_relevance_complete_beats_partial(judge: LocalJudge) -> None:
+    q = "When was PharmaCann founded and where is its headquarters?"
+    full = await judge.assess_relevance(q, "PharmaCann was founded in 2014. Its headquarters is in Illinois.")
+    part = await judge.assess_relevance(q, "PharmaCann was founded in 2014. It sells cannabis products.")
+    assert 0.0 <= part.score < full.score <= 1.0
+    assert [n["type"] for n in full.details["needs"]] == ["date", "place"]
+    assert full.details["judge"] == "local" and full.reason.endswith("(local judge)")
+
+
+async def test_assess_relevance_off_topic_and_padding(judge: LocalJudge) -> None:
+    q = "When was the Eiffel Tower completed?"
+    on = await judge.assess_relevance(q, "The Eiffel Tower was completed in 1889.")
+    padded = await judge.assess_relevance(
+        q, "The Eiffel Tower was completed in 1889. Bananas are yellow. My cat likes fish."
+    )
+    off = await judge.assess_relevance(q, "Bananas are rich in potassium.")
+    assert on.score > padded.score > off.score
+    assert padded.details["padding"] > 0
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["I don't know.", "I'm not sure, I cannot answer that.", "我不知道。", "抱歉，我无法回答这个问题。"],
+)
+async def test_evasive_answers_are_noncommittal(judge: LocalJudge, answer: str) -> None:
+    r = await judge.assess_relevance("When was the Eiffel Tower completed?", answer)
+    assert r.noncommittal and r.score == 0.0
+
+
+async def test_partly_evasive_answer_is_penalised(judge: LocalJudge) -> None:
+    q = "When is the launch and where will it take place?"
+    ok = await judge.assess_relevance(
+        q, "The launch is on 30 July 2023. It will take place at Sriharikota, India."
+    )
+    evasive = await judge.assess_relevance(
+        q, "The launch date has not been provided. It will take place at Sriharikota, India."
+    )
+    assert not evasive.noncommittal and evasive.details["evasive_share"] > 0
+    assert ok.score > evasive.score
+
+
+async def test_assess_relevance_chinese(judge: LocalJudge) -> None:
+    q = "埃菲尔铁塔是哪一年建成的？"
+    good = await judge.assess_relevance(q, "埃菲尔铁塔于1889年建成。")
+    bad = await judge.assess_relevance(q, "香蕉富含钾，生长在热带地区。")
+    assert good.score > bad.score
+    assert good.details["needs"][0]["type"] == "date"
+
+
+async def test_assess_relevance_rejects_empty(judge: LocalJudge) -> None:
+    with pytest.raises(JudgeError):
+        await judge.assess_relevance("", "x")

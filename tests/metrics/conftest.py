@@ -7,6 +7,7 @@ calls a metric makes and with what arguments.
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -127,3 +128,52 @@ def bow_embed_fixture() -> Callable[[str], np.ndarray]:
 def judge() -> StubJudge:
     """A stub judge with nothing scripted (for judge-free metrics: any call is visible in .calls)."""
     return StubJudge()
+
+
+# ---------------------------------------------------------------------------- scripted LLM judge
+
+
+class StepScript:
+    """Replies for an :class:`LLMJudge` over the scripted :class:`FakeProvider`, by step.
+
+    ``StepScript({"grade": ['{"reason": "r", "score": 4}'], ...})``: each request takes the next
+    reply queued for its step; a step with no reply left fails loudly (a test bug).
+    """
+
+    def __init__(self, replies: dict[str, list[Any]]) -> None:
+        self.replies = {k: list(v) for k, v in replies.items()}
+        self.requests: list[Any] = []
+
+    def __call__(self, request: Any) -> Any:
+        self.requests.append(request)
+        queue = self.replies.get(request.step)
+        if not queue:
+            raise AssertionError(f"no scripted reply left for step {request.step!r}")
+        item = queue.pop(0)
+        return item if isinstance(item, (str, BaseException)) else json.dumps(item, ensure_ascii=False)
+
+    def steps(self) -> list[str]:
+        return [r.step for r in self.requests]
+
+
+class FixedEmbedder:
+    """``embed`` returns the vectors given for each text (texts not listed: a fixed unit vector)."""
+
+    def __init__(self, vectors: dict[str, list[float]]) -> None:
+        self.vectors = vectors
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.array([self.vectors.get(t, [1.0, 0.0]) for t in texts], dtype=np.float32)
+
+
+@pytest.fixture
+def llm_judge() -> Callable[..., tuple[Any, StepScript]]:
+    """``llm_judge({"step": [replies]}, embedder=None, **judge_kwargs)`` -> (LLMJudge, script)."""
+    from ragmeter.judges import FakeProvider, JudgeConfig, LLMJudge, ModelClient
+
+    def make(replies: dict[str, list[Any]], embedder: Any = None, **kwargs: Any) -> tuple[Any, StepScript]:
+        script = StepScript(replies)
+        client = ModelClient(FakeProvider(script), JudgeConfig(backoff_base_s=0, backoff_max_s=0, **kwargs))
+        return LLMJudge(client, embedder), script
+
+    return make

@@ -141,8 +141,9 @@ async def test_unknown_metric_is_config_error() -> None:
 
 
 async def test_local_judge_refuses_llm_metrics_before_any_call() -> None:
-    with pytest.raises(ragmeter.UnsupportedStepError, match="faithfulness"):
-        await ragmeter.aevaluate(_samples(1), ["faithfulness"], None)
+    # correctness grades on a rubric, a step only an LLM judge can do
+    with pytest.raises(ragmeter.UnsupportedStepError, match="correctness"):
+        await ragmeter.aevaluate(_samples(1), ["correctness"], None)
 
 
 async def test_custom_metric_in_ten_lines() -> None:

@@ -39,7 +39,7 @@ DEFAULT_METRICS = (
 
 def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
     """(chosen, notes): the default metrics this judge and these data allow, and why others are out."""
-    from ragmeter.metrics.base import list_metrics
+    from ragmeter.metrics.base import get_metric, list_metrics
 
     registry = list_metrics()
     chosen, notes = [], []
@@ -47,7 +47,7 @@ def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
         cls = registry.get(name)
         if cls is None:
             continue
-        unsupported = [s for s in cls.steps if not judge.supports(s)]
+        unsupported = get_metric(name).missing_steps(judge)
         if unsupported:
             notes.append(f"{name}: needs an LLM judge for {', '.join(unsupported)} (name one with --judge)")
             continue
@@ -84,6 +84,20 @@ def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
 )
 @click.option("--strict", is_flag=True, help="Any bad row stops the run before any judge call.")
 @click.option("--fail-on-invalid", is_flag=True, help="Exit 1 when any score is invalid.")
+@click.option(
+    "--lang",
+    type=click.Choice(["auto", "en", "zh"]),
+    default=None,
+    help="Prompt language of the judge (default: detected per sample).",
+)
+@click.option(
+    "--samples",
+    "n_samples",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Ask the judge N times per score (temperature > 0) and report mean and spread.",
+)
 @click.option("--limit", type=int, default=None, help="Score only the first N rows.")
 @click.option("--dry-run", is_flag=True, help="Check the data and estimate calls and tokens; call nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
@@ -96,6 +110,15 @@ def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
 @click.option(
     "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
 )
+@click.option(
+    "--pipeline",
+    default=None,
+    metavar="MODULE:FN",
+    help="Run this RAG pipeline on the questions, then score.",
+)
+@click.option(
+    "--retriever", default=None, metavar="MODULE:FN", help="Run this retriever; score retrieval metrics."
+)
 @handle_errors
 def evaluate_cmd(
     data: Path | None,
@@ -107,11 +130,15 @@ def evaluate_cmd(
     mappings: tuple[str, ...],
     strict: bool,
     fail_on_invalid: bool,
+    lang: str | None,
+    n_samples: int,
     limit: int | None,
     dry_run: bool,
     as_json: bool,
     output: Path | None,
     progress: bool | None,
+    pipeline: str | None,
+    retriever: str | None,
     **judge_opts: Any,
 ) -> None:
     """Score DATA (JSONL, JSON, CSV or Parquet) and record the run.
@@ -131,6 +158,9 @@ def evaluate_cmd(
 
     if resume is not None:
         from ragmeter.log.store import RunStore
+
+        if pipeline or retriever:
+            raise ConfigError("--resume finishes a recorded run; its pipeline outputs are already stored")
 
         with RunStore(out) as store:
             info = store.get_run(resume)
@@ -153,6 +183,24 @@ def evaluate_cmd(
             raise click.UsageError("give DATA, or --resume RUN")
         recipe = judge_spec_from_options(opts, out)
         judge = judge_from_spec(recipe)
+        extra_meta: dict[str, Any] = {}
+        if pipeline or retriever:
+            from ragmeter.pipeline.run import pipeline_data
+
+            if dry_run:
+                raise ConfigError("--dry-run calls nothing, so it cannot run --pipeline / --retriever")
+
+            data, metric_names, extra_meta = pipeline_data(  # type: ignore[assignment]
+                data,
+                pipeline=pipeline,
+                retriever=retriever,
+                metric_names=metric_names,
+                mapping=mapping,
+                limit=limit,
+                workers=concurrency,
+                progress=progress,
+            )
+            mapping = None
         if metric_names is None:
             dataset = load_dataset(data, mapping=mapping, limit=limit)
             metric_names, notes = default_metrics(judge, dataset)
@@ -169,6 +217,7 @@ def evaluate_cmd(
             else:
                 click.echo(estimate.render())
             return
+        metric_names = _configure_metrics(metric_names, lang, n_samples)  # type: ignore[assignment]
         config = RunConfig(
             concurrency=concurrency,
             out=out,
@@ -182,7 +231,12 @@ def evaluate_cmd(
             _closing(
                 judge,
                 aevaluate(
-                    data, metric_names, judge, config=config, mapping=mapping, meta={"judge_recipe": recipe}
+                    data,
+                    metric_names,
+                    judge,
+                    config=config,
+                    mapping=mapping,
+                    meta={"judge_recipe": recipe, **extra_meta},
                 ),
             )
         )
@@ -206,8 +260,32 @@ async def _closing(judge: Any, coro: Coroutine[Any, Any, T]) -> T:
         await judge.aclose()
 
 
+def _configure_metrics(names: list[str], lang: str | None, n_samples: int) -> list[Any]:
+    """Metric instances for --lang (metrics that take ``lang``) and --samples N (repeated judging)."""
+    import inspect
+
+    from ragmeter.metrics.base import get_metric, list_metrics
+    from ragmeter.metrics.repeat import Repeated
+
+    registry = list_metrics()
+    out: list[Any] = []
+    for name in names:
+        cls = registry.get(name)
+        takes_lang = cls is not None and "lang" in inspect.signature(cls).parameters
+        metric = get_metric(name, lang=lang) if lang and takes_lang else get_metric(name)
+        out.append(Repeated(metric, n_samples) if n_samples > 1 else metric)
+    return out
+
+
 def _metrics_from_meta(meta: dict[str, Any], names: list[str]) -> list[Any]:
     from ragmeter.metrics.base import get_metric
+    from ragmeter.metrics.repeat import Repeated
 
     specs = {m["name"]: m for m in meta.get("metrics", [])}
-    return [get_metric(n, **(specs.get(n, {}).get("params") or {})) for n in names]
+    out: list[Any] = []
+    for n in names:
+        params = dict(specs.get(n, {}).get("params") or {})
+        repeats, temperature = params.pop("samples", None), params.pop("temperature", None)
+        metric = get_metric(n, **params)
+        out.append(Repeated(metric, int(repeats), float(temperature)) if repeats else metric)
+    return out

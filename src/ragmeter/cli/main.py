@@ -7,6 +7,7 @@ import click
 from ragmeter import __version__
 from ragmeter.cli.agreement import agreement_cmd
 from ragmeter.cli.evaluate import evaluate_cmd
+from ragmeter.cli.generate import generate_cmd
 from ragmeter.cli.metrics import metrics_cmd
 from ragmeter.cli.runs import runs_group
 
@@ -24,6 +25,7 @@ cli.add_command(evaluate_cmd)
 cli.add_command(runs_group)
 cli.add_command(metrics_cmd)
 cli.add_command(agreement_cmd)
+cli.add_command(generate_cmd)
 
 
 def main() -> None:

@@ -194,7 +194,9 @@ class StepsNotImplemented:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         raise self._unsupported("embed")
 
-    async def rate_sentences(self, question: str, sentences: Sequence[str], *, lang: str = "en") -> list[float]:
+    async def rate_sentences(
+        self, question: str, sentences: Sequence[str], *, lang: str = "en"
+    ) -> list[float]:
         raise self._unsupported("rate_sentences")
 
     async def rate_chunks(

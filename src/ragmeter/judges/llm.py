@@ -4,6 +4,13 @@ Each step renders its prompt file (:mod:`ragmeter.judges.prompts`), asks for JSO
 prompt's schema, and parses the reply tolerantly (:mod:`ragmeter.judges.parsing`). When the reply
 cannot be used, ONE repair round sends it back with the error and asks for valid JSON only; if that
 fails too, :class:`JudgeOutputError` is raised with the last raw reply.
+
+Every step goes through a :class:`~ragmeter.judges.memo.StepMemo`: identical requests made by
+several metrics on the same sample cost one call. Besides the protocol steps the judge has two
+*combined* steps (:mod:`ragmeter.judges.llm_steps`) that metrics use through
+:mod:`ragmeter.metrics._shared` when ``judge.combine_steps`` is true: ``extract_claims_many``
+(claims of the answer and of the reference in one call) and ``analyse_contexts`` (per-chunk
+usefulness and per-sentence need in one call). Each returns exactly what the separate steps would.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ import numpy as np
 from ragmeter.errors import ConfigError, JudgeOutputError, UnsupportedStepError
 from ragmeter.judges.base import GeneratedQuestions, Verdict
 from ragmeter.judges.client import ModelClient
+from ragmeter.judges.llm_steps import GRAMMAR_MODES, MoreSteps, shaped_schema
+from ragmeter.judges.memo import DEFAULT_MAX_ENTRIES, StepMemo, current_repetition
 from ragmeter.judges.parsing import parse_json, validate
 from ragmeter.judges.prompts import Prompt, available_languages, load_prompt, normalize_lang
 from ragmeter.judges.types import ChatRequest, Message
@@ -31,7 +40,12 @@ T = TypeVar("T")
 _OPTIONAL_KEYS: Mapping[str, frozenset[str]] = {
     "extract_claims": frozenset(),
     "verify_claims": frozenset({"index", "claim", "evidence", "reason"}),
+    "extract_claims_many": frozenset(),
     "generate_questions": frozenset({"noncommittal"}),
+    "rate_chunks": frozenset({"reason"}),
+    "analyse_contexts": frozenset({"needed"}),
+    "grade": frozenset({"reason"}),
+    "compare": frozenset({"reason"}),
 }
 _NO_QUESTION = {"en": "(not given)", "zh": "（未提供）"}
 _NO_CONTEXT_REASON = "no contexts were given, so nothing can be supported"
@@ -53,15 +67,32 @@ def _norm_claim(text: str) -> str:
 
 
 #: Steps this judge answers with a prompt (``embed`` needs an embedder).
-_PROMPTED_STEPS = frozenset({"extract_claims", "verify_claims", "generate_questions"})
+_PROMPTED_STEPS = frozenset(
+    {
+        "extract_claims",
+        "verify_claims",
+        "generate_questions",
+        "rate_sentences",
+        "rate_chunks",
+        "grade",
+        "compare",
+    }
+)
+#: prompt files whose versions the run record lists
+_RECORDED_PROMPTS = (*sorted(_PROMPTED_STEPS), "analyse_contexts", "extract_claims_many", "repair")
 
 
-class LLMJudge:
+class LLMJudge(MoreSteps):
     """A :class:`~ragmeter.judges.base.Judge` backed by an LLM (chat) and, optionally, an embedder.
 
     ``embedder``: a :class:`ModelClient` over an embedding provider, any object with
     ``embed(texts)`` (such as the local :class:`ragmeter.local.embedders.USEEmbedder`), or None
     (then ``supports("embed")`` is False).
+
+    ``memo_size``: finished step results kept for reuse (0 turns the memo off).
+    ``combine``: offer the combined steps (``combine_steps``); False makes every metric ask its
+    own steps (more calls, fewer tokens when a single metric runs on data with references).
+    ``assess_relevance`` is not supported: answer relevance uses ``generate_questions`` + ``embed``.
     """
 
     def __init__(
@@ -71,6 +102,8 @@ class LLMJudge:
         prompts_dir: str | Path | None = None,
         *,
         name: str | None = None,
+        memo_size: int = DEFAULT_MAX_ENTRIES,
+        combine: bool = True,
     ) -> None:
         self.client = client
         self.embedder = embedder
@@ -80,6 +113,8 @@ class LLMJudge:
         self.name = name or client.name
         self._prompts: dict[tuple[str, str], Prompt] = {}
         self._owned: list[Any] = []  # resources closed by aclose (set by make_judge)
+        self.memo = StepMemo(memo_size, model=client.model)
+        self.combine_steps = bool(combine)
 
     # -- protocol basics ------------------------------------------------------------------------
 
@@ -91,12 +126,19 @@ class LLMJudge:
     def describe(self) -> dict[str, Any]:
         versions: dict[str, str] = {}
         for lang in available_languages():
-            for step in ("extract_claims", "verify_claims", "generate_questions", "repair"):
+            for step in _RECORDED_PROMPTS:
                 try:
                     versions[f"{step}/{lang}"] = self._prompt(step, lang).version
                 except ConfigError:
                     continue
-        d: dict[str, Any] = {"name": self.name, "kind": "llm", **self.client.describe(), "prompts": versions}
+        d: dict[str, Any] = {
+            "name": self.name,
+            "kind": "llm",
+            **self.client.describe(),
+            "prompts": versions,
+            "combine_steps": self.combine_steps,
+            "memo_size": self.memo.max_entries,
+        }
         if self.prompts_dir is not None:
             d["prompts_dir"] = str(self.prompts_dir)
         emb = self.embedder
@@ -144,21 +186,64 @@ class LLMJudge:
 
     # -- the ask / parse / repair cycle ---------------------------------------------------------------
 
-    async def _ask(self, step: str, lang: str, values: Mapping[str, Any], convert: Callable[[Any], T]) -> T:
+    def _prompt_version(self, step: str, lang: str) -> str:
+        return f"{step}/{lang}@{self._prompt(step, lang).version}"
+
+    async def _memo_ask(
+        self,
+        step: str,
+        lang: str,
+        inputs: Any,
+        values: Mapping[str, Any],
+        convert: Callable[[Any], T],
+        shape: Mapping[str, Any] | None = None,
+    ) -> T:
+        """:meth:`_ask` through the memo, keyed by step, prompt version, ``inputs`` and repetition."""
+        return await self.memo.get_or_run(
+            step,
+            self._prompt_version(step, lang),
+            inputs,
+            lambda: self._ask(step, lang, values, convert, shape),
+        )
+
+    @property
+    def grammar_decoding(self) -> bool:
+        """True when the endpoint enforces the schema with a grammar (llama.cpp, vLLM, Ollama): then
+        each request's schema is tightened to the exact shape expected (see ``shaped_schema``)."""
+        return self.client.config.structured in GRAMMAR_MODES
+
+    async def _ask(
+        self,
+        step: str,
+        lang: str,
+        values: Mapping[str, Any],
+        convert: Callable[[Any], T],
+        shape: Mapping[str, Any] | None = None,
+    ) -> T:
         prompt = self._prompt(step, lang)
-        schema = prompt.schema
+        schema = prompt.schema  # replies are parsed against the prompt's schema ...
+        wire = schema  # ... and the server gets it narrowed to this request's shape
+        if schema is not None and shape:
+            wire = shaped_schema(schema, shape, grammar=self.grammar_decoding)
         optional = _OPTIONAL_KEYS.get(step, frozenset())
         cfg = self.client.config
         messages = (Message("system", prompt.system), Message("user", prompt.render(**values)))
+        version = f"{step}/{lang}@{prompt.version}"
+        temperature = cfg.temperature
+        rep = current_repetition.get()
+        if rep is not None:
+            # repeated judging: each repeat is its own request (and cache entry), sampled at T > 0
+            version = f"{version}#rep{rep.index}"
+            temperature = cfg.temperature if cfg.temperature > 0 else rep.temperature
         request = ChatRequest(
             messages=messages,
-            temperature=cfg.temperature,
+            temperature=temperature,
             max_tokens=cfg.max_tokens,
-            json_schema=schema,
+            json_schema=wire,
             schema_name=step,
             seed=cfg.seed,
             step=step,
-            prompt_version=f"{step}/{lang}@{prompt.version}",
+            prompt_version=version,
         )
         response = await self.client.generate(request)
         try:
@@ -167,7 +252,7 @@ class LLMJudge:
             first_error = str(e)
         repair = self._prompt("repair", lang)
         repair_text = repair.render(
-            error=first_error, schema=json.dumps(schema, ensure_ascii=False) if schema else "{}"
+            error=first_error, schema=json.dumps(wire, ensure_ascii=False) if wire else "{}"
         )
         request2 = replace(
             request,
@@ -197,7 +282,7 @@ class LLMJudge:
             claims = [_one_line(c) for c in obj["claims"]]
             return [c for c in claims if c]
 
-        return await self._ask("extract_claims", lang, values, convert)
+        return await self._memo_ask("extract_claims", lang, values, values, convert, {"claims": 1})
 
     async def verify_claims(
         self, claims: Sequence[str], contexts: Sequence[str], *, lang: str = "en"
@@ -213,8 +298,13 @@ class LLMJudge:
             "contexts": "\n".join(f"[{i}] {_one_line(c)}" for i, c in enumerate(ctx, 1)),
             "claims": "\n".join(f"{i}. {_one_line(c)}" for i, c in enumerate(claim_list, 1)),
         }
-        return await self._ask(
-            "verify_claims", lang, values, lambda obj: match_verdicts(claim_list, obj["verdicts"])
+        return await self._memo_ask(
+            "verify_claims",
+            lang,
+            {"claims": claim_list, "contexts": ctx},
+            values,
+            lambda obj: match_verdicts(claim_list, obj["verdicts"]),
+            {"verdicts": len(claim_list)},
         )
 
     async def generate_questions(self, answer: str, *, n: int = 3, lang: str = "en") -> GeneratedQuestions:
@@ -229,9 +319,8 @@ class LLMJudge:
                 raise JudgeOutputError("the reply has no questions", raw=json.dumps(obj, ensure_ascii=False))
             return GeneratedQuestions(questions=questions, noncommittal=noncommittal)
 
-        return await self._ask(
-            "generate_questions", lang, {"answer": (answer or "").strip(), "n": n}, convert
-        )
+        values = {"answer": (answer or "").strip(), "n": n}
+        return await self._memo_ask("generate_questions", lang, values, values, convert)
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         if self.embedder is None:

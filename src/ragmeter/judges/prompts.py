@@ -31,13 +31,31 @@ else:  # pragma: no cover - exercised on Python 3.10
     import tomli as tomllib
 
 PROMPTS_DIR = Path(__file__).with_name("prompts")
-PROMPT_STEPS: tuple[str, ...] = ("extract_claims", "verify_claims", "generate_questions", "repair")
+PROMPT_STEPS: tuple[str, ...] = (
+    "extract_claims",
+    "verify_claims",
+    "generate_questions",
+    "repair",
+    # issue 3: the LLM judge's remaining steps and its combined steps (see judges/llm.py)
+    "rate_sentences",
+    "rate_chunks",
+    "grade",
+    "compare",
+    "analyse_contexts",
+    "extract_claims_many",
+)
 #: placeholders a prompt's ``user`` template must contain
 REQUIRED_PLACEHOLDERS: Mapping[str, frozenset[str]] = {
     "extract_claims": frozenset({"answer"}),
     "verify_claims": frozenset({"contexts", "claims"}),
     "generate_questions": frozenset({"answer"}),
     "repair": frozenset({"error"}),
+    "rate_sentences": frozenset({"question", "sentences"}),
+    "rate_chunks": frozenset({"question", "chunks", "target"}),
+    "grade": frozenset({"criteria", "inputs"}),
+    "compare": frozenset({"question", "answer_a", "answer_b"}),
+    "analyse_contexts": frozenset({"question", "chunks", "target"}),
+    "extract_claims_many": frozenset({"texts"}),
 }
 _PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -1,9 +1,26 @@
-"""The offline judge: answers metric steps without any remote call.
+"""The offline judge: answers metric steps with embeddings and text analysis, no remote call.
 
-For now it does the ``embed`` step (with a local :class:`~ragmeter.local.embedders.Embedder`,
-the shared Universal Sentence Encoder by default). The other steps (claim extraction and
-verification, question generation) are refused with :class:`~ragmeter.errors.UnsupportedStepError`,
-and ``supports()`` says so up front, so the runner rejects a metric that needs them before any call.
+Steps (``supports()`` lists exactly these):
+
+- ``extract_claims``  rule-based sentence and clause splitting, English and Chinese; greetings,
+  sign-offs and first-person refusals are dropped (:mod:`ragmeter.local.claims`)
+- ``verify_claims``   each claim aligned to its best context sentences; similarity, term coverage,
+  number / name / negation / antonym consistency -> a calibrated probability
+  (:mod:`ragmeter.local.support`); ``supported = confidence >= 0.5``
+- ``rate_sentences``  probability that each context sentence is needed for the question
+- ``rate_chunks``     per chunk: probability that it supports at least one claim of the target
+- ``assess_relevance`` the question's information needs met by the answer, minus padding and
+  evasion (:mod:`ragmeter.local.relevance`)
+- ``embed``           the local sentence embedder (USE multilingual v3 by default)
+
+All embedding work of one step call is one ``embed`` call (batched, cached per text), and context
+sentences are split the same way by every step, so faithfulness and context relevance on the same
+sample encode each context sentence once. Every reason ends with "(local judge)" and every
+``details`` mapping has ``"judge": "local"``.
+
+An optional NLI / cross-encoder model (:class:`~ragmeter.local.cross_encoder.CrossEncoderSupport`)
+adds an entailment probability: the support probability is then the mean of the combiner's and
+the model's.
 """
 
 from __future__ import annotations
@@ -13,41 +30,254 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.errors import UnsupportedStepError
-from ragmeter.judges.base import GeneratedQuestions, Verdict
+from ragmeter.errors import JudgeError, UnsupportedStepError
+from ragmeter.judges.base import GeneratedQuestions, RelevanceAssessment, Verdict
+from ragmeter.local.calibration import Combiner, load_combiner
+from ragmeter.local.claims import extract_claims as _extract_claims
+from ragmeter.local.claims import is_refusal
 from ragmeter.local.embedders import Embedder, default_embedder
+from ragmeter.local.features import analyze
+from ragmeter.local.lexicon import is_evasive, is_filler
+from ragmeter.local.relevance import (
+    SENTENCE_RELEVANCE,
+    informativeness,
+    need_met,
+    question_needs,
+    sentence_relevance_features,
+)
+from ragmeter.local.support import ContextIndex, explain, index_contexts, score_claims
+from ragmeter.text import split_sentences
 
-_SUPPORTED: frozenset[str] = frozenset({"embed"})
-_HINT = "the local judge does not do this step yet; name an LLM judge with --judge"
+SUPPORTED_STEPS: frozenset[str] = frozenset(
+    {"extract_claims", "verify_claims", "rate_sentences", "rate_chunks", "assess_relevance", "embed"}
+)
+_HINT = "the local judge does not do this step; name an LLM judge with --judge"
+MARK = "(local judge)"
 
 
 class LocalJudge:
-    """A :class:`~ragmeter.judges.base.Judge` that runs fully offline."""
+    """A :class:`~ragmeter.judges.base.Judge` that runs fully offline.
+
+    ``embedder``: any :class:`~ragmeter.local.embedders.Embedder` (default: the shared USE model).
+    ``nli``: an optional :class:`~ragmeter.local.cross_encoder.CrossEncoderSupport` (a user's NLI /
+    cross-encoder model folder). ``support``: a :class:`Combiner` replacing the packaged one.
+    """
 
     name = "local"
 
-    def __init__(self, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        nli: Any = None,
+        support: Combiner | None = None,
+    ) -> None:
         self.embedder: Embedder = embedder if embedder is not None else default_embedder()
+        self.nli = nli
+        self.support: Combiner = support if support is not None else load_combiner("support")
 
     def supports(self, step: str) -> bool:
-        return step in _SUPPORTED
+        return step in SUPPORTED_STEPS
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "embedder": self.embedder.describe()}
+        out: dict[str, Any] = {"name": self.name, "embedder": self.embedder.describe()}
+        rec = self.support.record
+        out["support_combiner"] = {"name": self.support.name, "version": rec.get("version", "hand-set")}
+        if self.nli is not None:
+            out["nli"] = self.nli.describe()
+        return out
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         return await self.embedder.embed(texts)
 
+    async def _embed(self, texts: list[str]) -> np.ndarray:
+        emb = np.asarray(await self.embedder.embed(texts), dtype=np.float32)
+        if emb.shape[0] != len(texts):
+            raise JudgeError(f"local embedder returned {emb.shape[0]} vectors for {len(texts)} texts")
+        return emb
+
+    # ------------------------------------------------------------------ claims
+
     async def extract_claims(self, text: str, *, question: str | None = None, lang: str = "en") -> list[str]:
-        raise UnsupportedStepError(self.name, "extract_claims", _HINT)
+        """Sentences and clauses of ``text`` that state something ([] when none does)."""
+        return _extract_claims(text, question=question)
 
     async def verify_claims(
         self, claims: Sequence[str], contexts: Sequence[str], *, lang: str = "en"
     ) -> list[Verdict]:
-        raise UnsupportedStepError(self.name, "verify_claims", _HINT)
+        """One verdict per claim; ``confidence`` is the support probability."""
+        claims = list(claims)
+        if not claims:
+            return []
+        ctx = self._index(contexts)
+        probs = await self._support(claims, ctx)
+        out: list[Verdict] = []
+        for claim, (p, best, values) in zip(claims, probs, strict=True):
+            out.append(
+                Verdict(
+                    claim=claim,
+                    supported=p >= 0.5,
+                    reason=explain(values, p),
+                    evidence=ctx.sentences[best] if best >= 0 else "",
+                    confidence=p,
+                )
+            )
+        return out
+
+    def _index(self, contexts: Sequence[str]) -> ContextIndex:
+        ctx = index_contexts([c for c in contexts if isinstance(c, str) and c.strip()])
+        if not ctx.sentences:
+            raise JudgeError("local judge: the contexts contain no text to verify claims against")
+        return ctx
+
+    async def _support(
+        self, claims: list[str], ctx: ContextIndex
+    ) -> list[tuple[float, int, dict[str, float]]]:
+        emb = await self._embed([*claims, *ctx.sentences])
+        sims = emb[: len(claims)] @ emb[len(claims) :].T
+        scored = score_claims(claims, ctx, sims, self.support)
+        out = [(p, f.best, f.values) for p, f in scored]
+        if self.nli is not None:
+            premises = [ctx.sentences[b] for _, b, _ in out]
+            ent = await self.nli.entailment(premises, claims)
+            out = [((p + float(e)) / 2.0, b, v) for (p, b, v), e in zip(out, ent, strict=True)]
+        return out
+
+    # ------------------------------------------------------------------ relevance
+
+    async def rate_sentences(
+        self, question: str, sentences: Sequence[str], *, lang: str = "en"
+    ) -> list[float]:
+        """Probability that each sentence is needed to answer ``question``."""
+        sents = list(sentences)
+        if not sents:
+            return []
+        needs = question_needs(question)
+        emb = await self._embed([question, *sents])
+        sims = emb[1:] @ emb[0]
+        max_sim = float(np.max(sims)) if len(sims) else 0.0
+        out: list[float] = []
+        for s, sim in zip(sents, sims.tolist(), strict=True):
+            if not s.strip():
+                out.append(0.0)
+                continue
+            feats = sentence_relevance_features(question, s, float(sim), max_sim, needs)
+            out.append(min(max(SENTENCE_RELEVANCE.probability(feats), 0.0), 1.0))
+        return out
+
+    async def rate_chunks(
+        self, question: str, chunks: Sequence[str], target: str, *, lang: str = "en"
+    ) -> list[Verdict]:
+        """Per chunk: was it useful to arrive at ``target``? ``confidence`` = the highest support
+        probability the chunk alone gives to a claim of the target."""
+        chunks = list(chunks)
+        if not chunks:
+            return []
+        claims = _extract_claims(target) or [target.strip()]
+        if not claims[0]:
+            raise JudgeError("local judge: rate_chunks needs a non-empty target (reference or answer)")
+        out: list[Verdict] = []
+        for chunk in chunks:
+            if not chunk.strip():
+                out.append(
+                    Verdict(claim=chunk, supported=False, reason=f"empty chunk {MARK}", confidence=0.0)
+                )
+                continue
+            ctx = index_contexts([chunk])
+            probs = await self._support(claims, ctx)
+            k = int(np.argmax([p for p, _, _ in probs]))
+            p, best, values = probs[k]
+            out.append(
+                Verdict(
+                    claim=chunk,
+                    supported=p >= 0.5,
+                    reason=f'best supports "{claims[k][:80]}": ' + explain(values, p),
+                    evidence=ctx.sentences[best] if best >= 0 else "",
+                    confidence=p,
+                )
+            )
+        return out
+
+    async def assess_relevance(self, question: str, answer: str, *, lang: str = "en") -> RelevanceAssessment:
+        """Does ``answer`` meet the information needs of ``question``, without padding or evasion?
+
+        score = needs_met * (0.75 + 0.25 * informativeness) * (1 - 0.5 * padding) * (1 - evasion);
+        an answer whose every sentence is a refusal or evasion is noncommittal and scores 0.
+        """
+        if not question.strip() or not answer.strip():
+            raise JudgeError("local judge: assess_relevance needs a non-empty question and answer")
+        sents = [s for s in split_sentences(answer) if not is_filler(s)] or [answer.strip()]
+        evasive = [is_evasive(s) or is_refusal(s) for s in sents]
+        needs = question_needs(question)
+        need_texts = [n.text for n in needs]
+        emb = await self._embed([question, *need_texts, *sents])
+        q_vec = emb[0]
+        n_vecs = emb[1 : 1 + len(needs)]
+        s_vecs = emb[1 + len(needs) :]
+        sims_q = s_vecs @ q_vec
+        sims_n = n_vecs @ s_vecs.T  # (needs, sentences)
+        substantive = [i for i, e in enumerate(evasive) if not e]
+        sub_sents = [sents[i] for i in substantive]
+        met: list[float] = []
+        used: frozenset[str] = frozenset()
+        for k, need in enumerate(needs):
+            m, values = need_met(need, sub_sents, [float(sims_n[k, i]) for i in substantive], question, used)
+            met.append(m)
+            used = used | values
+        needs_met = float(np.mean(met)) if met else 0.0
+        qf = analyze(question)
+        q_terms = qf.terms
+        pad = []
+        for i in substantive:
+            sf = analyze(sents[i])
+            related = float(sims_q[i]) >= 0.35 or any(t in sf.terms for t in q_terms)
+            pad.append(0.0 if related else 1.0)
+        padding = float(np.mean(pad)) if pad else 0.0
+        a_terms = (
+            frozenset().union(*(analyze(sents[i]).terms for i in substantive)) if substantive else frozenset()
+        )
+        info = informativeness(a_terms, q_terms)
+        evasion = sum(evasive) / len(sents)
+        noncommittal = not substantive
+        score = (
+            0.0 if noncommittal else needs_met * (0.75 + 0.25 * info) * (1 - 0.5 * padding) * (1 - evasion)
+        )
+        score = min(max(score, 0.0), 1.0)
+        details = {
+            "judge": "local",
+            "needs": [
+                {"need": n.text, "type": n.answer_type, "met": round(m, 4)}
+                for n, m in zip(needs, met, strict=True)
+            ],
+            "needs_met": needs_met,
+            "informativeness": info,
+            "padding": padding,
+            "evasive_share": evasion,
+        }
+        if noncommittal:
+            reason = f"the answer evades the question {MARK}"
+        else:
+            unmet = [n.text for n, m in zip(needs, met, strict=True) if m < 0.5]
+            reason = f"{len(needs) - len(unmet)} of {len(needs)} information needs met"
+            if unmet:
+                reason += "; unmet: " + "; ".join(f'"{u[:60]}"' for u in unmet[:3])
+            if padding > 0:
+                reason += f"; {padding:.0%} of the answer is off-topic"
+            if evasion > 0:
+                reason += f"; {evasion:.0%} of the answer is evasive"
+            reason += f" {MARK}"
+        return RelevanceAssessment(score=score, noncommittal=noncommittal, reason=reason, details=details)
+
+    # ------------------------------------------------------------------ not done locally
 
     async def generate_questions(self, answer: str, *, n: int = 3, lang: str = "en") -> GeneratedQuestions:
         raise UnsupportedStepError(self.name, "generate_questions", _HINT)
+
+    async def grade(self, rubric: Any, inputs: Any, *, lang: str = "en") -> Any:
+        raise UnsupportedStepError(self.name, "grade", _HINT)
+
+    async def compare(self, question: str, answer_a: str, answer_b: str, **kwargs: Any) -> Any:
+        raise UnsupportedStepError(self.name, "compare", _HINT)
 
     async def aclose(self) -> None:
         return None

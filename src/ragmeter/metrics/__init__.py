@@ -2,24 +2,47 @@
 
 Importing this package registers the built-in metrics by name (see :func:`list_metrics`):
 ``faithfulness``, ``answer_relevance``, ``exact_match``, ``token_f1``, ``rouge_l``, ``bleu``,
-``semantic_similarity``. Formulas, inputs and judge calls of each are in docs/metrics.md.
+``semantic_similarity``, ``context_relevance``, ``context_precision``, ``context_utilization``,
+``context_recall``, ``noise_sensitivity``, ``factual_correctness``, ``answer_correctness``,
+``correctness``, ``relevancy``, ``guideline_adherence``, ``pairwise``; :func:`rubric` defines more.
+Formulas, inputs and judge calls of each are in docs/metrics.md.
 """
 
 from __future__ import annotations
 
 from ragmeter.metrics.answer_relevance import AnswerRelevance
 from ragmeter.metrics.base import Metric, Score, ScoreError, get_metric, list_metrics, register_metric
+from ragmeter.metrics.context import ContextPrecision, ContextRecall, ContextRelevance, ContextUtilization
+from ragmeter.metrics.correctness import AnswerCorrectness, FactualCorrectness
 from ragmeter.metrics.faithfulness import Faithfulness
+from ragmeter.metrics.graded import Correctness, GuidelineAdherence, Pairwise, Relevancy
 from ragmeter.metrics.lexical import Bleu, ExactMatch, RougeL, TokenF1
+from ragmeter.metrics.noise import NoiseSensitivity
+from ragmeter.metrics.repeat import Repeated
+from ragmeter.metrics.retrieval import RETRIEVAL_METRICS  # noqa: F401  (registers the retrieval metrics)
+from ragmeter.metrics.rubric import RubricMetric, rubric
 from ragmeter.metrics.similarity import SemanticSimilarity
 
 __all__ = [
+    "AnswerCorrectness",
     "AnswerRelevance",
     "Bleu",
+    "ContextPrecision",
+    "ContextRecall",
+    "ContextRelevance",
+    "ContextUtilization",
+    "Correctness",
     "ExactMatch",
+    "FactualCorrectness",
     "Faithfulness",
+    "GuidelineAdherence",
     "Metric",
+    "NoiseSensitivity",
+    "Pairwise",
+    "Relevancy",
+    "Repeated",
     "RougeL",
+    "RubricMetric",
     "Score",
     "ScoreError",
     "SemanticSimilarity",
@@ -27,4 +50,5 @@ __all__ = [
     "get_metric",
     "list_metrics",
     "register_metric",
+    "rubric",
 ]

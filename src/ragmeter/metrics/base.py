@@ -123,6 +123,13 @@ class Metric:
     async def score(self, sample: Sample, judge: Judge) -> Score:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def missing_steps(self, judge: Any) -> list[str]:
+        """Steps this metric needs that ``judge`` cannot do (empty: the judge can compute it).
+
+        A metric with more than one way to its score (e.g. answer relevance: generated questions
+        with an LLM judge, a direct assessment with the local judge) overrides this."""
+        return [s for s in self.steps if not judge.supports(s)]
+
     def params(self) -> dict[str, Any]:
         """Constructor arguments, for the run record. Override when ``__init__`` takes any."""
         return {}
@@ -158,6 +165,12 @@ def get_metric(name: str, **kwargs: Any) -> Metric:
     try:
         factory = _REGISTRY[name]
     except KeyError:
+        if "@" in name:  # a cutoff form such as "ndcg@5" or "recall@20"
+            from ragmeter.metrics.retrieval import metric_from_at_name
+
+            metric = metric_from_at_name(name, **kwargs)
+            if metric is not None:
+                return metric
         known = ", ".join(sorted(_REGISTRY))
         raise ConfigError(f"unknown metric {name!r}; known metrics: {known}") from None
     return factory(**kwargs)

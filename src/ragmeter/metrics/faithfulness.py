@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.metrics._common import (
-    blank,
-    check_lang,
-    clean_texts,
-    empty_input,
-    quote_list,
-    resolve_lang,
-)
+from ragmeter.metrics._common import blank, check_lang, clean_texts, empty_input, quote_list
+from ragmeter.metrics._shared import claim_sets, context_verdicts, sample_lang
 from ragmeter.metrics.base import Metric, Score, register_metric
 
 if TYPE_CHECKING:
@@ -33,7 +27,10 @@ class Faithfulness(Metric):
 
     Judge calls: 2 per sample whatever the number of contexts or claims --
     ``extract_claims(answer, question=, lang=)`` once, then ``verify_claims(claims, contexts,
-    lang=)`` once for all claims against all contexts.
+    lang=)`` once for all claims against all contexts. With an LLM judge and a sample that has a
+    reference, both calls are shared with context recall (and the extraction with factual
+    correctness): the reference's claims are extracted in the same call and verified in the same
+    call (:mod:`ragmeter.metrics._shared`); the score reads the answer's verdicts only.
 
     Edge cases: an answer from which no claim can be extracted ("Hello!", "I don't know") is an
     invalid score with kind ``NoClaims`` (Ragas returns NaN; a number would be a guess: 1.0 calls
@@ -42,7 +39,7 @@ class Faithfulness(Metric):
     of verdicts than claims gives an invalid score (``JudgeOutputError``). Judge errors propagate;
     the runner records them as invalid scores.
 
-    ``lang``: ``"auto"`` (detected from answer and question), ``"en"`` or ``"zh"``; chooses the
+    ``lang``: ``"auto"`` (detected from question, answer and reference), ``"en"`` or ``"zh"``; chooses the
     judge's prompt language.
     """
 
@@ -63,10 +60,10 @@ class Faithfulness(Metric):
         contexts = clean_texts(sample.contexts)
         if not contexts:
             return empty_input("contexts")
-        question = sample.question if not blank(sample.question) else None
-        lang = resolve_lang(self.lang, answer, question)
+        lang = sample_lang(self.lang, sample)
 
-        claims = clean_texts(await judge.extract_claims(answer, question=question, lang=lang))
+        sets = await claim_sets(judge, sample, lang, answer=True)
+        claims = sets.answer or []
         if not claims:
             return Score.invalid(
                 "NoClaims",
@@ -75,7 +72,7 @@ class Faithfulness(Metric):
                 details={"n_claims": 0, "lang": lang},
             )
 
-        verdicts = await judge.verify_claims(claims, contexts, lang=lang)
+        verdicts = (await context_verdicts(judge, sets, contexts, lang, answer=True))[0] or []
         if len(verdicts) != len(claims):
             return Score.invalid(
                 "JudgeOutputError",

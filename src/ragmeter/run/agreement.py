@@ -20,12 +20,14 @@ from ragmeter.run.config import RunConfig
 from ragmeter.run.runner import aevaluate, check_judge_supports, resolve_judge
 from ragmeter.run.sync import run_sync
 
-#: aspect of a judgement -> the metric that measures it
-ASPECT_METRICS: dict[str, str] = {
-    "faithfulness": "faithfulness",
-    "answer_relevance": "answer_relevance",
-    "context_relevance": "context_relevance",
-    "correctness": "correctness",
+#: aspect of a judgement -> the metrics that measure it, in order of preference: the first one whose
+#: steps the judge supports is used (correctness: LlamaIndex's graded ``correctness`` for an LLM judge,
+#: ``answer_correctness`` for a judge that cannot ``grade``)
+ASPECT_METRICS: dict[str, tuple[str, ...]] = {
+    "faithfulness": ("faithfulness",),
+    "answer_relevance": ("answer_relevance",),
+    "context_relevance": ("context_relevance",),
+    "correctness": ("correctness", "answer_correctness", "factual_correctness"),
 }
 
 
@@ -49,8 +51,16 @@ class AgreementReport:
         }
 
 
-def metric_for_aspect(aspect: str, override: str | None) -> Metric:
-    name = override or ASPECT_METRICS.get(aspect)
+def metric_for_aspect(aspect: str, override: str | None, judge: Any = None) -> Metric:
+    """The metric for ``aspect``: ``override``, else the first of :data:`ASPECT_METRICS` that exists
+    and whose steps ``judge`` supports (the first that exists when no judge is given or none fits)."""
+    if override:
+        name: str | None = override
+    else:
+        known = [n for n in ASPECT_METRICS.get(aspect, ()) if n in list_metrics()]
+        fits = [n for n in known if judge is None or all(judge.supports(s) for s in list_metrics()[n].steps)]
+        candidates = fits or known or list(ASPECT_METRICS.get(aspect, ()))
+        name = candidates[0] if candidates else None
     if name is None:
         raise ConfigError(f"no metric is known for aspect {aspect!r}; give --metric")
     if name not in list_metrics():
@@ -86,7 +96,7 @@ async def aagreement(
             kind = "pair" if j.kind == "pair" else (j.label_kind or "binary")
             groups.setdefault((fname, j.aspect, kind), []).append(j)
             if j.aspect not in metrics:
-                metrics[j.aspect] = metric_for_aspect(j.aspect, metric)
+                metrics[j.aspect] = metric_for_aspect(j.aspect, metric, the_judge)
     check_judge_supports(list(metrics.values()), the_judge)
 
     reports: list[AgreementReport] = []

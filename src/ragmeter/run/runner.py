@@ -58,7 +58,7 @@ def resolve_judge(judge: Any) -> Judge:
 
 def check_judge_supports(metrics: Sequence[Metric], judge: Judge) -> None:
     """Refuse, before any call, metrics whose steps the judge cannot do."""
-    missing = [(m.name, s) for m in metrics for s in m.steps if not judge.supports(s)]
+    missing = [(m.name, s) for m in metrics for s in m.missing_steps(judge)]
     if missing:
         names = sorted({m for m, _ in missing})
         steps = sorted({s for _, s in missing})

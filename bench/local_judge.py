@@ -1,0 +1,324 @@
+"""Quality and speed of the local judge on the labelled dev files (shared/data/dev).
+
+Quality: each dev file is scored with the local judge's steps, the way the metrics use them
+(faithfulness = supported / claims, and the mean support probability; answer relevance =
+assess_relevance; context relevance = mean rate_sentences over all context sentences;
+correctness = 0.75 * claim F1 against the reference + 0.25 * cosine similarity), and compared with
+people's labels by :func:`ragmeter.stats.agreement.agreement_summary`, beside trivial baselines:
+lexical overlap (share of the answer's tokens found in the contexts, or in the reference for
+correctness), answer length, context length. Figures are given on all rows and on the held-out
+part (ids whose split hash falls in the held-out 30%, never used to train the combiner).
+
+Speed: faithfulness + answer relevance + context relevance on WikiEval-sized English samples
+(and Chinese ones), samples/s and the share of time inside the embedding model.
+
+    python bench/local_judge.py [--data DIR] [--files GLOB] [--json] [--speed-only | --no-speed] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragmeter.local import LocalJudge
+from ragmeter.local.embedders import default_embedder
+from ragmeter.stats.agreement import agreement_summary
+from ragmeter.text import split_sentences, tokenize
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
+HELDOUT_SHARE = 0.3
+SPLIT_SEED = "ragmeter-local-v1"
+
+
+def is_heldout(record_id: str) -> bool:
+    """The fixed held-out split: 30% of ids by a salted SHA-256 (the same in the training script)."""
+    h = hashlib.sha256(f"{SPLIT_SEED}:{record_id}".encode()).digest()
+    return int.from_bytes(h[:4], "big") / 2**32 < HELDOUT_SHARE
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def variants(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sample(s) of a record: [preferred, other] for pairs, [sample] for points."""
+    shared = {k: v for k, v in rec.items() if k not in ("a", "b")}
+    if rec["kind"] != "pair":
+        return [shared]
+    pa = {**shared, **rec["a"]}
+    pb = {**shared, **rec["b"]}
+    return [pa, pb] if rec["preferred"] == "a" else [pb, pa]
+
+
+# ---------------------------------------------------------------------------- scorers
+
+
+async def faithfulness(j: LocalJudge, s: dict[str, Any]) -> dict[str, float | None]:
+    claims = await j.extract_claims(s["answer"], question=s.get("question"))
+    if not claims:
+        return {"count": None, "mean_p": None, "min_p": None}
+    v = await j.verify_claims(claims, s["contexts"])
+    ps = [x.confidence or 0.0 for x in v]
+    return {
+        "count": sum(x.supported for x in v) / len(v),
+        "mean_p": float(np.mean(ps)),
+        "min_p": float(np.min(ps)),
+    }
+
+
+async def answer_relevance(j: LocalJudge, s: dict[str, Any]) -> dict[str, float | None]:
+    r = await j.assess_relevance(s["question"], s["answer"])
+    return {"score": r.score}
+
+
+async def context_relevance(j: LocalJudge, s: dict[str, Any]) -> dict[str, float | None]:
+    sents = [x for c in s["contexts"] for x in split_sentences(c)]
+    if not sents:
+        return {"mean": None}
+    ps = await j.rate_sentences(s["question"], sents)
+    return {"mean": float(np.mean(ps))}
+
+
+async def correctness(j: LocalJudge, s: dict[str, Any]) -> dict[str, float | None]:
+    answer, ref = s["answer"], s["reference"]
+    a_claims = await j.extract_claims(answer, question=s.get("question")) or [answer]
+    r_claims = await j.extract_claims(ref, question=s.get("question")) or [ref]
+    prec = [v.confidence or 0.0 for v in await j.verify_claims(a_claims, [ref])]
+    rec = [v.confidence or 0.0 for v in await j.verify_claims(r_claims, [answer])]
+    p, r = float(np.mean(prec)), float(np.mean(rec))
+    f1 = 0.0 if p + r == 0 else 2 * p * r / (p + r)
+    emb = await j.embed([answer, ref])
+    sim = float(emb[0] @ emb[1])
+    tp = sum(v >= 0.5 for v in prec)
+    fp = len(prec) - tp
+    fn = sum(v < 0.5 for v in rec)
+    f1_count = tp / (tp + 0.5 * (fp + fn)) if tp + fp + fn else 0.0
+    return {"f1_p": 0.75 * f1 + 0.25 * sim, "f1_count": 0.75 * f1_count + 0.25 * sim, "similarity": sim}
+
+
+SCORERS: dict[str, Callable[[LocalJudge, dict[str, Any]], Any]] = {
+    "faithfulness": faithfulness,
+    "answer_relevance": answer_relevance,
+    "context_relevance": context_relevance,
+    "correctness": correctness,
+}
+
+
+def baselines(aspect: str, s: dict[str, Any]) -> dict[str, float | None]:
+    ans = tokenize(s.get("answer") or "")
+    ctx_text = " ".join(s.get("contexts") or [])
+    pool_text = s.get("reference") if aspect == "correctness" else ctx_text
+    pool = set(tokenize(pool_text or ""))
+    out: dict[str, float | None] = {
+        "lexical_overlap": (sum(t in pool for t in ans) / len(ans)) if ans and pool else None,
+        "answer_length": float(len(ans)) if ans else None,
+        "context_length": float(len(tokenize(ctx_text))) if ctx_text else None,
+    }
+    if aspect == "context_relevance":
+        q = set(tokenize(s["question"]))
+        ct = tokenize(ctx_text)
+        out["lexical_overlap"] = sum(t in q for t in ct) / len(ct) if ct else None
+        out["context_length"] = -float(len(ct)) if ct else None  # shorter context = more focused
+    return out
+
+
+def summarize(kind: str, recs: list[dict[str, Any]], scores: list[list[float | None]]) -> dict[str, Any]:
+    if kind == "pair":
+        return agreement_summary("pair", preferred=[s[0] for s in scores], other=[s[1] for s in scores])
+    labels = [float(r["label"]) for r in recs]
+    return agreement_summary("point", recs[0]["label_kind"], scores=[s[0] for s in scores], labels=labels)
+
+
+async def evaluate_file(j: LocalJudge, path: Path, limit: int | None) -> list[dict[str, Any]]:
+    recs = load(path)[:limit] if limit else load(path)
+    by_aspect: dict[str, list[dict[str, Any]]] = {}
+    for r in recs:
+        by_aspect.setdefault(r["aspect"], []).append(r)
+    rows: list[dict[str, Any]] = []
+    for aspect, items in by_aspect.items():
+        kind = items[0]["kind"]
+        local: list[list[dict[str, float | None]]] = []
+        base: list[list[dict[str, float | None]]] = []
+        for r in items:
+            vs = variants(r)
+            local.append([await SCORERS[aspect](j, v) for v in vs])
+            base.append([baselines(aspect, v) for v in vs])
+        names = list(local[0][0])
+        for split in ("all", "heldout"):
+            keep = [i for i, r in enumerate(items) if split == "all" or is_heldout(str(r["id"]))]
+            sub = [items[i] for i in keep]
+            if not sub:
+                continue
+            for name in names:
+                sc = [[v[name] for v in local[i]] for i in keep]
+                rows.append(_row(path.name, aspect, kind, split, f"local:{name}", summarize(kind, sub, sc)))
+            for name in base[0][0]:
+                sc = [[v[name] for v in base[i]] for i in keep]
+                rows.append(
+                    _row(path.name, aspect, kind, split, f"baseline:{name}", summarize(kind, sub, sc))
+                )
+    return rows
+
+
+def _row(file: str, aspect: str, kind: str, split: str, scorer: str, stats: dict[str, Any]) -> dict[str, Any]:
+    if kind == "pair":
+        value, ci = stats["accuracy"], stats["ci95"]
+        stat = "pair accuracy"
+    else:
+        value, ci = stats["auc"], stats["ci95"]["auc"]
+        stat = "ROC AUC"
+    return {
+        "file": file,
+        "aspect": aspect,
+        "split": split,
+        "scorer": scorer,
+        "stat": stat,
+        "value": value,
+        "ci95": ci,
+        "n": stats["n"],
+        "n_invalid": stats["n_invalid"],
+    }
+
+
+def fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def print_table(rows: Sequence[dict[str, Any]]) -> None:
+    print("| file | aspect | split | scorer | statistic | value | 95% CI | n | invalid |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        ci = "—" if not r["ci95"] else f"{r['ci95'][0]:.3f}–{r['ci95'][1]:.3f}"
+        print(
+            f"| {r['file']} | {r['aspect']} | {r['split']} | {r['scorer']} | {r['stat']} | "
+            f"{fmt(r['value'])} | {ci} | {r['n']} | {r['n_invalid']} |"
+        )
+
+
+# ---------------------------------------------------------------------------- speed
+
+
+class TimedEmbedder:
+    """Wraps an embedder and adds up the time spent inside its encoder."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.seconds = 0.0
+        self.texts = 0
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        t = time.perf_counter()
+        out = await self.inner.embed(texts)
+        self.seconds += time.perf_counter() - t
+        self.texts += len(texts)
+        return np.asarray(out)
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self.inner.describe())
+
+
+async def speed(samples: list[dict[str, Any]], label: str, repeats: int = 3) -> dict[str, Any]:
+    """faithfulness + answer relevance + context relevance per sample, ``repeats`` passes. The
+    embedding cache is cleared before each sample, so nothing is reused across samples (two pair
+    variants share their contexts; a real dataset does not); within a sample the three metrics
+    share it, as they do in a run."""
+    inner = default_embedder()
+    timed = TimedEmbedder(inner)
+    j = LocalJudge(timed)  # type: ignore[arg-type]
+    await j.embed(["warm-up"])
+    timed.seconds = 0.0
+    timed.texts = 0
+    encoded = 0
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        for s in samples:
+            inner.clear_cache()  # type: ignore[attr-defined]
+            await faithfulness(j, s)
+            await answer_relevance(j, s)
+            await context_relevance(j, s)
+            encoded += inner.cache_info()["size"]  # type: ignore[attr-defined]
+    wall = time.perf_counter() - t0
+    n = len(samples) * repeats
+    return {
+        "set": label,
+        "samples": n,
+        "wall_s": round(wall, 3),
+        "samples_per_s": round(n / wall, 1),
+        "embed_share": round(timed.seconds / wall, 3),
+        "texts_embedded": timed.texts,
+        "texts_encoded": encoded,
+        "model_texts_per_s": round(encoded / timed.seconds, 1) if timed.seconds else None,
+        "load_average": [round(x, 2) for x in __import__("os").getloadavg()],
+    }
+
+
+def speed_sets(data: Path) -> dict[str, list[dict[str, Any]]]:
+    """English: the WikiEval faithfulness rows (question, contexts, answer), both variants.
+    Chinese: HalluQA rows with the reference as the context (short samples)."""
+    wiki = [
+        v for r in load(data / "wikieval_dev.jsonl") if r["aspect"] == "faithfulness" for v in variants(r)
+    ]
+    zh = []
+    for r in load(data / "halluqa_zh_dev.jsonl"):
+        for v in variants(r):
+            zh.append({"question": v["question"], "contexts": [v["reference"]], "answer": v["answer"]})
+    return {"en (WikiEval)": wiki, "zh (HalluQA, reference as context)": zh[:60]}
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "machine": f"{platform.machine()} {platform.system()}, {__import__('os').cpu_count()} cores",
+        "python": sys.version.split()[0],
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    data = Path(args.data)
+    if not args.speed_only:
+        j = LocalJudge()
+        rows: list[dict[str, Any]] = []
+        for f in sorted(data.glob(args.files)):  # noqa: ASYNC240 - a benchmark, not served code
+            rows.extend(await evaluate_file(j, f, args.limit))
+        out["quality"] = rows
+    if not args.no_speed:
+        sets = speed_sets(data)
+        out["speed"] = [await speed(s, k) for k, s in sets.items()]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--files", default="*.jsonl", help="glob of dev files to score (default: all)")
+    ap.add_argument("--speed-only", action="store_true")
+    ap.add_argument("--no-speed", action="store_true")
+    args = ap.parse_args()
+    out = asyncio.run(main_async(args))
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return
+    print(f"machine: {out['machine']}, Python {out['python']}, {out['date']}\n")
+    if "quality" in out:
+        print_table(out["quality"])
+    for s in out.get("speed", []):
+        print(
+            f"\nspeed {s['set']}: {s['samples']} samples, {s['wall_s']} s, {s['samples_per_s']} samples/s, "
+            f"{s['embed_share']:.0%} of the time in the embedder ({s['texts_encoded']} texts encoded, "
+            f"{s['model_texts_per_s']} texts/s inside the model); load average {s['load_average']}"
+        )
+
+
+if __name__ == "__main__":
+    main()

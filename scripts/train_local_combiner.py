@@ -1,0 +1,248 @@
+"""Train the local judge's claim-support combiner (logistic regression, NumPy only).
+
+Data: shared/data/dev only, training split only (the held-out 30% of ids, chosen by
+``bench/local_judge.is_heldout``, is never read for fitting):
+
+- begin_dev.jsonl (dialogue responses with a knowledge snippet, label 1 = fully attributable):
+  every claim of a label-1 response is a positive; of a label-0 response only its weakest claim
+  (lowest probability under the hand-set prior) is a negative (the label says at least one claim
+  is unsupported, not which).
+- halueval_dev.jsonl (right answer vs hallucinated answer over the same knowledge): claims of the
+  right answer are positives, the weakest claim of the hallucinated one a negative.
+- Perturbations of the positive claims (seeded): a negation inserted or removed, a number changed,
+  a capitalised name swapped for one from another record. These are negatives; they teach the
+  number / name / negation features what the dev files rarely show.
+
+Features: :data:`ragmeter.local.support.SUPPORT_FEATURES`, standardised. L2-regularised logistic
+regression by Newton's method. Writes src/ragmeter/local/weights/support.json with its training
+record (files, split, seed, date, sizes, held-out metrics).
+
+    python scripts/train_local_combiner.py [--data DIR] [--seed 0] [--l2 1.0] [--dry-run]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import random
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+WEIGHTS = ROOT / "src" / "ragmeter" / "local" / "weights" / "support.json"
+
+_spec = importlib.util.spec_from_file_location("bench_local_judge", ROOT / "bench" / "local_judge.py")
+assert _spec and _spec.loader
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["bench_local_judge"] = bench
+_spec.loader.exec_module(bench)
+
+from ragmeter.local import LocalJudge  # noqa: E402
+from ragmeter.local.calibration import Combiner, fixed  # noqa: E402
+from ragmeter.local.claims import extract_claims  # noqa: E402
+from ragmeter.local.support import SUPPORT_FEATURES, index_contexts, support_features  # noqa: E402
+from ragmeter.stats.agreement import agreement_summary  # noqa: E402
+
+PRIOR = fixed(
+    "prior",
+    {"sim_max": 4.0, "cov_best": 4.0, "cov_all": 2.0, "num_missing": -3.0, "ent_novel": -3.0},
+    bias=-6.0,
+    note="chooses the weakest claim of a negative answer",
+)
+_AUX_RE = re.compile(r"\b(is|are|was|were|can|will|does|did|has|have)\b")
+_NOT_RE = re.compile(r"\b(is|are|was|were|can|will|does|did|has|have) not\b")
+_NUM_RE = re.compile(r"\b\d{1,4}\b")
+_CAP_RE = re.compile(r"(?<=\s)[A-Z][a-z]{2,}\b")
+
+
+def perturb(claim: str, names: list[str], rng: random.Random) -> str | None:
+    kinds = ["neg", "num", "name"]
+    rng.shuffle(kinds)
+    for kind in kinds:
+        if kind == "neg":
+            if _NOT_RE.search(claim):
+                return _NOT_RE.sub(lambda m: m.group(1), claim, count=1)
+            if _AUX_RE.search(claim):
+                return _AUX_RE.sub(lambda m: m.group(1) + " not", claim, count=1)
+        if kind == "num":
+            m = _NUM_RE.search(claim)
+            if m:
+                n = int(m.group(0))
+                new = n + rng.choice([-3, -2, -1, 1, 2, 3, 10]) if n > 20 else n + rng.choice([1, 2, 3])
+                return claim[: m.start()] + str(max(new, 0)) + claim[m.end() :]
+        if kind == "name":
+            caps = list(_CAP_RE.finditer(claim))
+            if caps and names:
+                m = rng.choice(caps)
+                other = rng.choice(names)
+                if other.lower() != m.group(0).lower():
+                    return claim[: m.start()] + other + claim[m.end() :]
+    return None
+
+
+async def feature_rows(judge: LocalJudge, claims: list[str], contexts: list[str]) -> list[dict[str, float]]:
+    ctx = index_contexts(contexts)
+    if not ctx.sentences or not claims:
+        return []
+    emb = await judge.embed([*claims, *ctx.sentences])
+    sims = emb[: len(claims)] @ emb[len(claims) :].T
+    return [support_features(c, ctx, sims[i]).values for i, c in enumerate(claims)]
+
+
+async def build(data: Path, seed: int, augment_share: float) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    judge = LocalJudge()
+    rng = random.Random(seed)
+    xs: list[list[float]] = []
+    ys: list[float] = []
+    counts = {"begin_pos": 0, "begin_neg": 0, "halueval_pos": 0, "halueval_neg": 0, "perturbed_neg": 0}
+    names: list[str] = []
+    samples: list[tuple[str, list[str], str, float]] = []  # (source, contexts, answer, label)
+    for r in bench.load(data / "begin_dev.jsonl"):
+        if not bench.is_heldout(str(r["id"])):
+            samples.append(("begin", r["contexts"], r["answer"], float(r["label"])))
+    for r in bench.load(data / "halueval_dev.jsonl"):
+        if not bench.is_heldout(str(r["id"])):
+            good, bad = bench.variants(r)
+            samples.append(("halueval", r["contexts"], good["answer"], 1.0))
+            samples.append(("halueval", r["contexts"], bad["answer"], 0.0))
+    for _, contexts, _, _ in samples:
+        names.extend(m.group(0) for c in contexts for m in _CAP_RE.finditer(c))
+    names = sorted(set(names))
+    for source, contexts, answer, label in samples:
+        claims = extract_claims(answer)
+        rows = await feature_rows(judge, claims, contexts)
+        if not rows:
+            continue
+        if label == 1.0:
+            for c, row in zip(claims, rows, strict=True):
+                xs.append([row[f] for f in SUPPORT_FEATURES])
+                ys.append(1.0)
+                counts[f"{source}_pos"] += 1
+                if rng.random() < augment_share:
+                    bad = perturb(c, names, rng)
+                    if bad and bad != c:
+                        prow = (await feature_rows(judge, [bad], contexts))[0]
+                        xs.append([prow[f] for f in SUPPORT_FEATURES])
+                        ys.append(0.0)
+                        counts["perturbed_neg"] += 1
+        else:
+            weakest = min(rows, key=PRIOR.probability)
+            xs.append([weakest[f] for f in SUPPORT_FEATURES])
+            ys.append(0.0)
+            counts[f"{source}_neg"] += 1
+    return np.array(xs), np.array(ys), counts
+
+
+def fit(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-6] = 1.0
+    z = (x - mean) / scale
+    a = np.hstack([z, np.ones((len(z), 1))])
+    w = np.zeros(a.shape[1])
+    # class weights: both classes count equally
+    cw = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
+    reg = np.full(a.shape[1], l2)
+    reg[-1] = 0.0
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(a @ w)))
+        g = a.T @ (cw * (p - y)) + reg * w
+        h = (a * (cw * p * (1 - p))[:, None]).T @ a + np.diag(reg)
+        step = np.linalg.solve(h, g)
+        w -= step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return w[:-1], float(w[-1]), mean, scale
+
+
+async def heldout_metrics(data: Path, combiner: Combiner) -> dict[str, Any]:
+    judge = LocalJudge(support=combiner)
+    out: dict[str, Any] = {}
+    scores: list[float | None] = []
+    counts: list[float | None] = []
+    labels: list[float] = []
+    for r in bench.load(data / "begin_dev.jsonl"):
+        if bench.is_heldout(str(r["id"])):
+            f = await bench.faithfulness(judge, r)
+            scores.append(f["mean_p"])
+            counts.append(f["count"])
+            labels.append(float(r["label"]))
+    s = agreement_summary("point", "binary", scores=scores, labels=labels)
+    c = agreement_summary("point", "binary", scores=counts, labels=labels)
+    out["begin_heldout_auc_mean_p"] = s["auc"]
+    out["begin_heldout_auc_count"] = c["auc"]
+    out["begin_heldout_n"] = s["n"]
+    pref: list[float | None] = []
+    oth: list[float | None] = []
+    pref_c: list[float | None] = []
+    oth_c: list[float | None] = []
+    for r in bench.load(data / "halueval_dev.jsonl"):
+        if bench.is_heldout(str(r["id"])):
+            good, bad = bench.variants(r)
+            fg, fb = await bench.faithfulness(judge, good), await bench.faithfulness(judge, bad)
+            pref.append(fg["mean_p"])
+            oth.append(fb["mean_p"])
+            pref_c.append(fg["count"])
+            oth_c.append(fb["count"])
+    h = agreement_summary("pair", preferred=pref, other=oth)
+    hc = agreement_summary("pair", preferred=pref_c, other=oth_c)
+    out["halueval_heldout_pair_accuracy_mean_p"] = h["accuracy"]
+    out["halueval_heldout_pair_accuracy_count"] = hc["accuracy"]
+    out["halueval_heldout_n"] = h["n"]
+    return out
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    data = Path(args.data)
+    x, y, counts = await build(data, args.seed, args.augment)
+    w, b, mean, scale = fit(x, y, args.l2)
+    record = {
+        "kind": "trained",
+        "version": "1",
+        "script": "scripts/train_local_combiner.py",
+        "data": ["shared/data/dev/begin_dev.jsonl", "shared/data/dev/halueval_dev.jsonl"],
+        "split": f"training ids only: bench/local_judge.is_heldout (salt {bench.SPLIT_SEED!r}, "
+        f"{bench.HELDOUT_SHARE:.0%} held out)",
+        "seed": args.seed,
+        "l2": args.l2,
+        "augment_share": args.augment,
+        "date": time.strftime("%Y-%m-%d"),
+        "examples": {**counts, "total": len(y), "positives": int(y.sum())},
+        "embedder": "use-multilingual-v3",
+    }
+    combiner = Combiner(
+        name="support",
+        features=SUPPORT_FEATURES,
+        weights=tuple(round(float(v), 6) for v in w),
+        bias=round(b, 6),
+        mean=tuple(round(float(v), 6) for v in mean),
+        scale=tuple(round(float(v), 6) for v in scale),
+        record=record,
+    )
+    record["heldout"] = await heldout_metrics(data, combiner)
+    combiner = Combiner.from_dict({**combiner.to_dict(), "record": record})
+    print(json.dumps(combiner.to_dict(), indent=1))
+    if not args.dry_run:
+        WEIGHTS.write_text(json.dumps(combiner.to_dict(), indent=1) + "\n", "utf-8")
+        print(f"wrote {WEIGHTS}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(bench.DATA))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--l2", type=float, default=1.0)
+    ap.add_argument("--augment", type=float, default=0.5, help="share of positives that get a perturbed twin")
+    ap.add_argument("--dry-run", action="store_true")
+    asyncio.run(main_async(ap.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

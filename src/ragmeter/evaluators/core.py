@@ -1,0 +1,220 @@
+"""LlamaIndex-shaped evaluators over ragmeter metrics (see the package docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragmeter.dataset.sample import Sample
+from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.metrics.base import Metric, Score
+from ragmeter.metrics.faithfulness import Faithfulness
+from ragmeter.metrics.graded import Correctness, GuidelineAdherence, Pairwise, Relevancy
+from ragmeter.metrics.similarity import SemanticSimilarity
+from ragmeter.run.sync import run_sync
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """LlamaIndex's ``EvaluationResult`` fields, plus the underlying ragmeter :class:`Score`."""
+
+    query: str | None = None
+    contexts: Sequence[str] | None = None
+    response: str | None = None
+    passing: bool | None = None
+    feedback: str | None = None
+    score: float | None = None
+    pairwise_source: str | None = None
+    invalid_result: bool = False
+    invalid_reason: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class BaseEvaluator:
+    """Wraps one metric. ``judge``: a Judge, a spec string (``"openai:gpt-4o-mini"``) or None (local)."""
+
+    def __init__(self, metric: Metric, judge: Any = None) -> None:
+        from ragmeter.run.runner import check_judge_supports, resolve_judge
+
+        self.metric = metric
+        self.judge = resolve_judge(judge)
+        check_judge_supports([metric], self.judge)
+
+    def _passing(self, score: Score) -> bool | None:
+        if score.details.get("passing") is not None:
+            return bool(score.details["passing"])
+        t = self.metric.threshold
+        if t is None or score.value is None:
+            return None
+        return score.value >= t if self.metric.higher_is_better else score.value <= t
+
+    def _sample(
+        self,
+        query: str | None,
+        response: str | None,
+        contexts: Sequence[str] | None,
+        reference: str | None,
+        metadata: dict[str, Any],
+    ) -> Sample:
+        return Sample(
+            question=query or "",
+            answer=response,
+            contexts=tuple(contexts or ()),
+            reference=reference,
+            metadata=metadata,
+        )
+
+    async def aevaluate(
+        self,
+        query: str | None = None,
+        response: str | None = None,
+        contexts: Sequence[str] | None = None,
+        reference: str | None = None,
+        **kwargs: Any,
+    ) -> EvaluationResult:
+        sample = self._sample(query, response, contexts, reference, dict(kwargs.pop("metadata", {}) or {}))
+        if kwargs:
+            raise ConfigError(f"{type(self).__name__}.evaluate: unknown argument(s) {sorted(kwargs)}")
+        missing = [f for f in self.metric.requires if not sample.has(f)]
+        if missing:
+            names = {"question": "query", "answer": "response"}
+            return EvaluationResult(
+                query=query,
+                contexts=contexts,
+                response=response,
+                invalid_result=True,
+                invalid_reason=f"missing {', '.join(names.get(f, f) for f in missing)}",
+            )
+        try:
+            score = await self.metric.score(sample, self.judge)
+        except RagmeterError as e:
+            score = Score.invalid(type(e).__name__, str(e), raw=getattr(e, "raw", None))
+        return self._result(sample, score, query, contexts, response)
+
+    def _result(
+        self,
+        sample: Sample,
+        score: Score,
+        query: str | None,
+        contexts: Sequence[str] | None,
+        response: str | None,
+    ) -> EvaluationResult:
+        if not score.valid:
+            return EvaluationResult(
+                query=query,
+                contexts=contexts,
+                response=response,
+                invalid_result=True,
+                invalid_reason=f"{score.error.kind}: {score.error.message}" if score.error else score.reason,
+                details=dict(score.details),
+            )
+        return EvaluationResult(
+            query=query,
+            contexts=contexts,
+            response=response,
+            passing=self._passing(score),
+            feedback=score.reason,
+            score=score.value,
+            details=dict(score.details),
+        )
+
+    def evaluate(
+        self,
+        query: str | None = None,
+        response: str | None = None,
+        contexts: Sequence[str] | None = None,
+        reference: str | None = None,
+        **kwargs: Any,
+    ) -> EvaluationResult:
+        """Sync form of :meth:`aevaluate` (works inside a running event loop too)."""
+        return run_sync(self.aevaluate(query, response, contexts, reference, **kwargs))
+
+    async def aclose(self) -> None:
+        await self.judge.aclose()
+
+
+class FaithfulnessEvaluator(BaseEvaluator):
+    """Is the response supported by the contexts? ``score`` is the supported share of its claims;
+    ``passing`` when it reaches ``threshold`` (default 1.0: every claim supported, as LlamaIndex's
+    YES/NO)."""
+
+    def __init__(self, judge: Any = None, *, threshold: float = 1.0, lang: str = "auto") -> None:
+        super().__init__(Faithfulness(lang=lang), judge)
+        self.threshold = float(threshold)
+
+    def _passing(self, score: Score) -> bool | None:
+        return None if score.value is None else score.value >= self.threshold
+
+
+class RelevancyEvaluator(BaseEvaluator):
+    """Is the response, with its contexts, in line with the query? YES (1.0) / NO (0.0)."""
+
+    def __init__(self, judge: Any = None, *, lang: str = "auto") -> None:
+        super().__init__(Relevancy(lang=lang), judge)
+
+
+class CorrectnessEvaluator(BaseEvaluator):
+    """A 1-5 score of relevance and correctness against the reference; passing at ``score_threshold``."""
+
+    def __init__(self, judge: Any = None, *, score_threshold: float = 4.0, lang: str = "auto") -> None:
+        super().__init__(Correctness(lang=lang), judge)
+        self.score_threshold = float(score_threshold)
+
+    def _passing(self, score: Score) -> bool | None:
+        return None if score.value is None else score.value >= self.score_threshold
+
+
+class GuidelineEvaluator(BaseEvaluator):
+    """Does the response follow the guidelines? ``passing`` when all do; ``score`` the share that do."""
+
+    def __init__(
+        self, judge: Any = None, *, guidelines: Sequence[str] | str | None = None, lang: str = "auto"
+    ) -> None:
+        super().__init__(GuidelineAdherence(guidelines=guidelines, lang=lang), judge)
+
+
+class PairwiseComparisonEvaluator(BaseEvaluator):
+    """Is ``response`` better than ``second_response``? ``score`` 1.0 / 0.0 / 0.5 (tie, also when the
+    verdict flips with the order); ``pairwise_source`` says which order was consistent."""
+
+    def __init__(self, judge: Any = None, *, criteria: str | None = None, lang: str = "auto") -> None:
+        super().__init__(Pairwise(criteria=criteria, lang=lang), judge)
+
+    async def aevaluate(
+        self,
+        query: str | None = None,
+        response: str | None = None,
+        contexts: Sequence[str] | None = None,
+        reference: str | None = None,
+        second_response: str | None = None,
+        **kwargs: Any,
+    ) -> EvaluationResult:
+        meta = dict(kwargs.pop("metadata", {}) or {})
+        if second_response is not None:
+            meta["answer_b"] = second_response
+        result = await super().aevaluate(query, response, contexts, reference, metadata=meta, **kwargs)
+        if result.invalid_result:
+            return result
+        source = "position_bias: inconsistent" if result.details.get("position_bias") else "both orders agree"
+        return EvaluationResult(
+            **{**result.__dict__, "pairwise_source": source, "passing": (result.score or 0) > 0.5}
+        )
+
+    def evaluate(  # type: ignore[override]
+        self,
+        query: str | None = None,
+        response: str | None = None,
+        contexts: Sequence[str] | None = None,
+        reference: str | None = None,
+        second_response: str | None = None,
+        **kwargs: Any,
+    ) -> EvaluationResult:
+        return run_sync(self.aevaluate(query, response, contexts, reference, second_response, **kwargs))
+
+
+class SemanticSimilarityEvaluator(BaseEvaluator):
+    """Cosine similarity of response and reference embeddings; passing at ``similarity_threshold``."""
+
+    def __init__(self, judge: Any = None, *, similarity_threshold: float = 0.8) -> None:
+        super().__init__(SemanticSimilarity(threshold=similarity_threshold), judge)

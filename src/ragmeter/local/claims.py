@@ -1,0 +1,74 @@
+"""Rule-based claim extraction for the local judge (English and Chinese).
+
+A claim is a statement: a sentence of the text (questions assert nothing and are dropped), or a
+clause of a long sentence joined by "; ", ", and", ", but",
+", while", ", whereas" (English) or "；", "，但", "，而", "，并且" (Chinese) when each side is a statement of
+its own (at least three content words, or six ideographs). Sentences that state nothing are dropped:
+greetings and sign-offs ("Sure!", "I hope this helps.", "希望对你有帮助。") and first-person refusals
+("I don't know.", "我无法回答这个问题。"). So an evasive or purely conversational answer has no
+claims, and faithfulness is invalid with ``NoClaims`` rather than a guess.
+
+No pronoun resolution: "She founded Plum Organics." stays as it is; verification matches it against
+the contexts by content words and meaning, where the pronoun costs little.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragmeter.local.features import analyze
+from ragmeter.local.lexicon import is_evasive, is_filler
+from ragmeter.text import split_sentences
+
+_EN_CLAUSE_RE = re.compile(r";\s+|,\s+(?=(?:and|but|while|whereas|although|though)\s)", re.IGNORECASE)
+_ZH_CLAUSE_RE = re.compile(r"[；;]|[，,](?=(?:但是|但|而且|而|并且|同时|然而|不过)(?!且))")
+_FIRST_PERSON_RE = re.compile(
+    r"^\s*(?:i\b|i'm\b|sorry\b|unfortunately\b|as an ai\b|我|抱歉|对不起|很抱歉)", re.IGNORECASE
+)
+_LEADING_CONNECTIVE_RE = re.compile(r"^(?:and|but|while|whereas|although|though)\s+", re.IGNORECASE)
+_MIN_CLAUSE_TERMS = 3
+_MIN_ZH_CLAUSE = 6
+
+
+def is_refusal(sentence: str) -> bool:
+    """A sentence that declines to answer in the first person: "I don't know", "我不清楚"."""
+    s = sentence.strip()
+    return is_evasive(s) and (_FIRST_PERSON_RE.match(s) is not None or len(analyze(s).terms) <= 2)
+
+
+def _clauses(sentence: str) -> list[str]:
+    feats = analyze(sentence)
+    if feats.has_cjk:
+        parts = [p.strip(" ，,") for p in _ZH_CLAUSE_RE.split(sentence)]
+        parts = [p for p in parts if p]
+        if len(parts) > 1 and all(
+            sum(1 for c in p if "\u4e00" <= c <= "\u9fff") >= _MIN_ZH_CLAUSE for p in parts
+        ):
+            return parts
+        return [sentence]
+    parts = [p.strip() for p in _EN_CLAUSE_RE.split(sentence)]
+    parts = [_LEADING_CONNECTIVE_RE.sub("", p).strip() for p in parts if p]
+    if len(parts) > 1 and all(len(analyze(p).terms) >= _MIN_CLAUSE_TERMS for p in parts):
+        return parts
+    return [sentence]
+
+
+def extract_claims(text: str, *, question: str | None = None) -> list[str]:
+    """The claims of ``text``, in order, without duplicates (see the module docstring).
+
+    ``question`` is accepted for the step's signature; the rules do not need it. A text with no
+    claim (empty, greetings only, a refusal) gives ``[]``.
+    """
+    claims: list[str] = []
+    seen: set[str] = set()
+    for sentence in split_sentences(text):
+        if is_filler(sentence) or is_refusal(sentence):
+            continue
+        if not any(ch.isalnum() for ch in sentence) or sentence.rstrip("\"'”’)） ").endswith(("?", "？")):
+            continue  # no words, or a question: it asserts nothing
+        for clause in _clauses(sentence):
+            key = " ".join(clause.lower().split())
+            if key and key not in seen:
+                seen.add(key)
+                claims.append(clause)
+    return claims

@@ -1,0 +1,205 @@
+"""Claim support against contexts, offline: alignment + consistency features -> a probability.
+
+For each claim the contexts are split into sentences (:func:`ragmeter.text.split_sentences`, the
+same sentences context relevance embeds, so the embedding cache serves both) and each sentence is
+given a window (itself and its neighbours in the same context). Then:
+
+- ``sim_max``     highest cosine between the claim and a context sentence (sentence embeddings)
+- ``cov_best``    share of the claim's content terms found in the best-aligned window
+  (alignment = 0.5 * cosine + 0.5 * window coverage)
+- ``cov_all``     share of the claim's content terms found anywhere in the contexts
+- ``num_missing`` share of the claim's numbers (digits, number words, Chinese numerals) that
+  appear nowhere in the contexts (dates and quantities must match)
+- ``ent_novel``   share of the claim's capitalised names that appear nowhere in the contexts
+- ``neg_flip``    the claim and its best-aligned sentence differ in negation (only when they share
+  most content terms: "X is not Y" against "X is Y")
+- ``antonym``     the claim uses a word whose opposite is in the best-aligned sentence
+- ``log_terms``   log(1 + number of content terms) (short claims carry less evidence)
+- ``first_person`` the claim speaks in the first person ("I think", "my", "我觉得"): an opinion or
+  experience of the speaker, which contexts rarely support
+- ``bigram_cov``  share of the claim's word bigrams (all words; Chinese: character bigrams) found
+  in the contexts: how much of the wording is taken from them
+- ``word_cov``    share of the claim's words, stop words included (Chinese: characters), found in
+  the contexts
+
+A logistic combiner (weights in ``weights/support.json``, trained by
+``scripts/train_local_combiner.py``) turns them into ``p``; ``supported = p >= 0.5``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragmeter.local.calibration import Combiner
+from ragmeter.local.features import TextFeatures, analyze, antonym_conflict, coverage
+from ragmeter.text import split_sentences, tokenize
+
+_FIRST_PERSON_RE = re.compile(
+    r"\b(?:[Ii]|[Ii]'m|[Ii]'ve|[Ii]'d|[Ii]'ll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Oo]ur)\b|我"
+)
+
+SUPPORT_FEATURES: tuple[str, ...] = (
+    "sim_max",
+    "cov_best",
+    "cov_all",
+    "num_missing",
+    "ent_novel",
+    "neg_flip",
+    "antonym",
+    "log_terms",
+    "first_person",
+    "bigram_cov",
+    "word_cov",
+)
+
+
+@dataclass(frozen=True)
+class ContextIndex:
+    """The contexts of one sample, split and analysed once."""
+
+    sentences: tuple[str, ...]
+    features: tuple[TextFeatures, ...]
+    windows: tuple[frozenset[str], ...]  # content terms of each sentence with its neighbours
+    all_terms: frozenset[str]
+    all_numbers: frozenset[str]
+    all_entities: frozenset[str]
+    all_bigrams: frozenset[tuple[str, str]]
+    all_words: frozenset[str]
+
+
+def token_bigrams(text: str) -> set[tuple[str, str]]:
+    toks = tokenize(text)
+    return set(itertools.pairwise(toks)) if len(toks) > 1 else {(t, "") for t in toks}
+
+
+def context_sentences(contexts: Sequence[str]) -> list[list[str]]:
+    """Sentences of each context (a context without sentence ends is one sentence)."""
+    out: list[list[str]] = []
+    for ctx in contexts:
+        sents = split_sentences(ctx)
+        if not sents and ctx.strip():
+            sents = [ctx.strip()]
+        out.append(sents)
+    return out
+
+
+def index_contexts(contexts: Sequence[str]) -> ContextIndex:
+    per_context = context_sentences(contexts)
+    sentences: list[str] = []
+    feats: list[TextFeatures] = []
+    windows: list[frozenset[str]] = []
+    for sents in per_context:
+        fs = [analyze(s) for s in sents]
+        for i in range(len(sents)):
+            win: set[str] = set(fs[i].terms)
+            if i > 0:
+                win |= fs[i - 1].terms
+            if i + 1 < len(sents):
+                win |= fs[i + 1].terms
+            windows.append(frozenset(win))
+        sentences.extend(sents)
+        feats.extend(fs)
+    all_terms: set[str] = set()
+    all_numbers: set[str] = set()
+    all_entities: set[str] = set()
+    all_bigrams: set[tuple[str, str]] = set()
+    all_words: set[str] = set()
+    for sent in sentences:
+        all_bigrams |= token_bigrams(sent)
+        all_words.update(tokenize(sent))
+    for f in feats:
+        all_terms |= f.terms
+        all_numbers |= f.numbers
+        all_entities |= f.entities
+    return ContextIndex(
+        tuple(sentences),
+        tuple(feats),
+        tuple(windows),
+        frozenset(all_terms),
+        frozenset(all_numbers),
+        frozenset(all_entities),
+        frozenset(all_bigrams),
+        frozenset(all_words),
+    )
+
+
+@dataclass(frozen=True)
+class SupportFeatures:
+    values: dict[str, float]
+    best: int  # index of the best-aligned context sentence (-1: none)
+
+
+def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> SupportFeatures:
+    """Features of one claim; ``sims`` holds its cosine with each context sentence."""
+    cf = analyze(claim)
+    n = len(ctx.sentences)
+    if n == 0:
+        raise ValueError("no context sentences to verify against")
+    covs = np.array([coverage(cf.terms, w) for w in ctx.windows], dtype=np.float64)
+    align = 0.5 * sims + 0.5 * covs
+    best = int(np.argmax(align))
+    bf = ctx.features[best]
+    cov_best = float(covs[best])
+    num_missing = (
+        sum(1 for x in cf.numbers if x not in ctx.all_numbers) / len(cf.numbers) if cf.numbers else 0.0
+    )
+    pool = ctx.all_terms | ctx.all_entities
+    ent_novel = sum(1 for e in cf.entities if e not in pool) / len(cf.entities) if cf.entities else 0.0
+    sent_cov = coverage(cf.terms, bf.terms)
+    neg_flip = 1.0 if (cf.negated != bf.negated and max(sent_cov, cov_best) >= 0.5) else 0.0
+    antonym = 1.0 if antonym_conflict(cf, claim, bf, ctx.sentences[best]) else 0.0
+    values = {
+        "sim_max": float(np.max(sims)),
+        "cov_best": cov_best,
+        "cov_all": coverage(cf.terms, ctx.all_terms),
+        "num_missing": float(num_missing),
+        "ent_novel": float(ent_novel),
+        "neg_flip": neg_flip,
+        "antonym": antonym,
+        "log_terms": math.log1p(len(cf.terms)),
+        "first_person": 1.0 if _FIRST_PERSON_RE.search(claim) else 0.0,
+        "bigram_cov": _bigram_cov(claim, ctx.all_bigrams),
+        "word_cov": coverage(frozenset(tokenize(claim)), ctx.all_words),
+    }
+    return SupportFeatures(values, best)
+
+
+def _bigram_cov(claim: str, pool: frozenset[tuple[str, str]]) -> float:
+    grams = token_bigrams(claim)
+    if not grams:
+        return 1.0
+    if len(grams) == 1 and next(iter(grams))[1] == "":
+        return 1.0 if any(g[0] == next(iter(grams))[0] or g[1] == next(iter(grams))[0] for g in pool) else 0.0
+    return sum(1 for g in grams if g in pool) / len(grams)
+
+
+def explain(values: dict[str, float], p: float) -> str:
+    """A one-line reason for a verdict, naming the features that decided it."""
+    parts = [f"p={p:.2f}", f"similarity {values['sim_max']:.2f}", f"term coverage {values['cov_best']:.0%}"]
+    if values["num_missing"] > 0:
+        parts.append("a number or date is not in the contexts")
+    if values["ent_novel"] > 0:
+        parts.append("a name is not in the contexts")
+    if values["neg_flip"] > 0:
+        parts.append("negation differs from the closest context sentence")
+    if values["antonym"] > 0:
+        parts.append("the closest context sentence says the opposite")
+    return "; ".join(parts) + " (local judge)"
+
+
+def score_claims(
+    claims: Sequence[str], ctx: ContextIndex, sims: np.ndarray, combiner: Combiner
+) -> list[tuple[float, SupportFeatures]]:
+    """(probability, features) for each claim. ``sims``: (len(claims), n_sentences) cosines."""
+    out: list[tuple[float, SupportFeatures]] = []
+    for i, claim in enumerate(claims):
+        feats = support_features(claim, ctx, sims[i])
+        p = combiner.probability(feats.values)
+        out.append((min(max(p, 0.0), 1.0), feats))
+    return out

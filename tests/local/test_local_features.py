@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragmeter.errors import ConfigError
+from ragmeter.local.calibration import Combiner, fixed, load_combiner, sigmoid
+from ragmeter.local.claims import extract_claims, is_refusal
+from ragmeter.local.features import analyze, antonym_conflict, coverage, stem
+from ragmeter.local.lexicon import is_evasive, is_filler
+from ragmeter.local.relevance import answer_type, question_needs
+from ragmeter.local.support import SUPPORT_FEATURES
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("combines", "combined"), ("companies", "company"), ("founded", "founding"), ("approaches", "approach")],
+)
+def test_stem_matches_inflections(a: str, b: str) -> None:
+    assert stem(a) == stem(b)
+
+
+def test_analyze_english() -> None:
+    f = analyze("Gigi Lee Chang founded Plum Organics in 2,006 and it isn't 3.50 dollars or twelve.")
+    assert {"2006", "3.5", "12"} <= f.numbers
+    assert {"gigi", "chang", "plum", "organic"} <= f.entities
+    assert f.negated
+    assert "found" in f.terms and "the" not in f.terms
+    assert not analyze("The tower is in Paris.").negated
+
+
+def test_analyze_chinese() -> None:
+    f = analyze("埃菲尔铁塔于1889年建成，有三个平台，二〇二三年重新开放。")
+    assert {"1889", "3", "2023"} <= f.numbers
+    assert "铁塔" in f.terms and f.has_cjk
+    assert not f.negated
+    assert analyze("铁塔不在巴黎。").negated
+    assert not analyze("这两座塔不同。").negated  # 不同 is not a negation
+
+
+def test_coverage_and_antonyms() -> None:
+    assert coverage(frozenset(), frozenset({"a"})) == 1.0
+    assert coverage(frozenset({"a", "b"}), frozenset({"a"})) == 0.5
+    c, e = "Sales increased in 2020.", "Sales decreased in 2020."
+    assert antonym_conflict(analyze(c), c, analyze(e), e)
+    assert not antonym_conflict(analyze(c), c, analyze(c), c)
+    c2, e2 = "It happened before the war.", "It happened after the war."
+    assert antonym_conflict(analyze(c2), c2, analyze(e2), e2)
+
+
+def test_filler_evasive_refusal() -> None:
+    assert is_filler("Sure!") and is_filler("I hope this helps.") and is_filler("希望对你有帮助！")
+    assert not is_filler("Sure enough, the tower fell.")
+    assert is_evasive("The context does not mention the date.") and is_evasive("我无法回答")
+    assert is_refusal("I don't know.") and not is_refusal(
+        "The date is not provided in the report of 1990 by ISRO."
+    )
+    assert extract_claims("Is it red? It is red.") == ["It is red."]
+
+
+def test_question_needs_and_types() -> None:
+    needs = question_needs("Who directed Oppenheimer and who stars as J. Robert Oppenheimer in the film?")
+    assert [n.answer_type for n in needs] == ["person", "person"]
+    assert answer_type("How many people live in Paris?") == "number"
+    assert answer_type("Is Paris in France?") == "yesno"
+    assert answer_type("What is the purpose of the project?") == "other"
+    assert answer_type("埃菲尔铁塔在哪里？") == "place"
+    assert answer_type("他什么时候出生？") == "date"
+    assert answer_type("巴黎在法国吗？") == "yesno"
+    assert len(question_needs("埃菲尔铁塔在哪里，以及它是什么时候建成的？")) == 2
+
+
+def test_packaged_support_combiner_has_a_training_record() -> None:
+    c = load_combiner("support")
+    assert c.features == SUPPORT_FEATURES
+    rec = c.record
+    assert rec["kind"] == "trained" and rec["seed"] == 0
+    assert rec["script"] == "scripts/train_local_combiner.py"
+    assert all("shared/data/dev" in d for d in rec["data"])
+    assert "heldout" in rec
+    # the signs the features must have
+    w = dict(zip(c.features, c.weights, strict=True))
+    assert w["cov_best"] > 0 and w["bigram_cov"] > 0
+    assert w["num_missing"] < 0 and w["ent_novel"] < 0 and w["neg_flip"] < 0
+
+
+def test_combiner_round_trip_and_errors() -> None:
+    c = fixed("t", {"x": 2.0, "y": -1.0}, bias=0.5, note="test")
+    assert Combiner.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+    assert c.probability({"x": 0.0, "y": 0.0}) == pytest.approx(sigmoid(0.5))
+    assert 0.0 <= c.probability({"x": 1e6, "y": -1e6}) <= 1.0
+    with pytest.raises(ConfigError, match="malformed"):
+        Combiner.from_dict({"name": "x"})
+    with pytest.raises(ConfigError, match="weights"):
+        Combiner("x", ("a",), (1.0, 2.0), 0.0)
+    with pytest.raises(ConfigError, match="missing"):
+        load_combiner("no-such-combiner")
