@@ -111,7 +111,9 @@ def test_whole_metric_set_on_smollm2_with_constrained_decoding(smollm_url: str) 
             "openai-compatible:smollm2",
             base_url=smollm_url,
             embeddings="local",
-            config=JudgeConfig(structured="json_object_schema", max_tokens=1024, timeout_s=600, concurrency=2),
+            config=JudgeConfig(
+                structured="json_object_schema", max_tokens=2048, timeout_s=900, concurrency=2
+            ),
         )
         try:
             return await aevaluate(data, ALL_METRICS, judge, concurrency=4)
@@ -121,6 +123,7 @@ def test_whole_metric_set_on_smollm2_with_constrained_decoding(smollm_url: str) 
     started = time.monotonic()
     result = asyncio.run(run())
     kinds: Counter[str] = Counter()
+    examples: list[str] = []
     total = 0
     for m in ALL_METRICS:
         for s in result.scores(m):  # type: ignore[attr-defined]
@@ -129,6 +132,7 @@ def test_whole_metric_set_on_smollm2_with_constrained_decoding(smollm_url: str) 
             total += 1
             if not s.valid:
                 kinds[s.error.kind] += 1
+                examples.append(f"{m}: {s.error.kind}: {s.error.message[:200]}")
     invalid = sum(kinds.values())
     report = {
         "rows": len(data),
@@ -137,6 +141,7 @@ def test_whole_metric_set_on_smollm2_with_constrained_decoding(smollm_url: str) 
         "invalid_share": invalid / total,
         "invalid_kinds": dict(kinds),
         "seconds": round(time.monotonic() - started, 1),
+        "examples": examples[:20],
     }
     print("\nsmollm2:", json.dumps(report))
     assert total == len(data) * len(ALL_METRICS)

@@ -33,8 +33,11 @@ T = TypeVar("T")
 
 #: structured-output modes in which the server decodes under a grammar built from the schema
 GRAMMAR_MODES = frozenset({"json_object_schema", "guided_json", "ollama_format"})
-#: longest free-text field under grammar decoding (a small model otherwise rambles to max_tokens)
-_MAX_TEXT = 300
+#: longest free-text field (reason, evidence) and claim under grammar decoding, and most claims per
+#: text: a small model otherwise rambles until max_tokens cuts the JSON off
+_MAX_TEXT = 160
+_MAX_CLAIM = 200
+_MAX_CLAIMS = 15
 
 
 def _cap_strings(schema: Any) -> Any:
@@ -54,8 +57,8 @@ def shaped_schema(schema: Mapping[str, Any], shape: Mapping[str, Any], *, gramma
     Everywhere: sentence numbers and item indices become ``enum`` of the valid numbers, a score on an
     integer scale (span <= 10) an ``enum`` of its values. Under grammar decoding (``grammar``) also:
     arrays get exactly the expected items (``prefixItems`` with each ``index`` fixed by ``const``),
-    free text is capped at 300 characters, the copied ``claim`` field of a verdict is dropped, and
-    a claim list of a non-empty text has 1 to 30 claims (a small model otherwise answers ``[]``,
+    free text is capped at 160 characters (a claim at 200), the copied ``claim`` field of a verdict
+    is dropped, and a claim list of a non-empty text has 1 to 15 claims (a small model otherwise answers ``[]``,
     which would make the score invalid; an evasive answer then yields a claim that is not supported).
     Keywords OpenAI's strict mode does not take are used only under grammar decoding.
     """
@@ -72,8 +75,8 @@ def shaped_schema(schema: Mapping[str, Any], shape: Mapping[str, Any], *, gramma
                 item["properties"].pop("claim", None)
                 item["required"] = [r for r in item.get("required", []) if r != "claim"]
             if key == "texts":
-                item["properties"]["claims"].update(minItems=1, maxItems=30)
-                item["properties"]["claims"]["items"]["minLength"] = 2
+                item["properties"]["claims"].update(minItems=1, maxItems=_MAX_CLAIMS)
+                item["properties"]["claims"]["items"].update(minLength=2, maxLength=_MAX_CLAIM)
             fixed = []
             for i in range(1, n + 1):
                 one = json.loads(json.dumps(item))
@@ -83,8 +86,8 @@ def shaped_schema(schema: Mapping[str, Any], shape: Mapping[str, Any], *, gramma
         elif n <= 500:
             item["properties"]["index"] = {"type": "integer", "enum": list(range(1, n + 1))}
     if grammar and "claims" in shape and "claims" in props:
-        props["claims"].update(minItems=1, maxItems=30)
-        props["claims"]["items"]["minLength"] = 2
+        props["claims"].update(minItems=1, maxItems=_MAX_CLAIMS)
+        props["claims"]["items"].update(minLength=2, maxLength=_MAX_CLAIM)
     if "needed" in shape and "needed" in props:
         n = int(shape["needed"])
         if n <= 500:

@@ -53,14 +53,31 @@ def _clauses(sentence: str) -> list[str]:
     return [sentence]
 
 
+_YES_NO_RE = re.compile(
+    r"^\s*(yes|no|yeah|nope|correct|incorrect|true|false|是的?|对|不是|不对|没有|有|不)[\s!！。.,，]*$", re.IGNORECASE
+)
+
+
+def _yes_no_claim(text: str, question: str | None) -> list[str]:
+    """A bare "yes" / "no" answers its question: the claim is the answer word with the question
+    ("no: Are both bands American"), so its polarity can be checked against the contexts."""
+    m = _YES_NO_RE.match(text)
+    if not m or not question or not question.strip():
+        return []
+    q = question.strip().rstrip("?？ ")
+    return [f"{m.group(1)}: {q}"] if q else []
+
+
 def extract_claims(text: str, *, question: str | None = None) -> list[str]:
     """The claims of ``text``, in order, without duplicates (see the module docstring).
 
-    ``question`` is accepted for the step's signature; the rules do not need it. A text with no
-    claim (empty, greetings only, a refusal) gives ``[]``.
+    A text with no claim (empty, greetings only, a refusal) gives ``[]``. ``question`` is used for
+    one case only: a bare "yes" / "no" (是的 / 不是) answer becomes the claim "yes: <question>".
     """
     claims: list[str] = []
     seen: set[str] = set()
+    if _YES_NO_RE.match(text or ""):
+        return _yes_no_claim(text, question)
     for sentence in split_sentences(text):
         if is_filler(sentence) or is_refusal(sentence):
             continue
