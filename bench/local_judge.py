@@ -229,41 +229,52 @@ class TimedEmbedder:
         return dict(self.inner.describe())
 
 
-async def speed(samples: list[dict[str, Any]], label: str, repeats: int = 3) -> dict[str, Any]:
-    """faithfulness + answer relevance + context relevance per sample, ``repeats`` passes. The
-    embedding cache is cleared before each sample, so nothing is reused across samples (two pair
-    variants share their contexts; a real dataset does not); within a sample the three metrics
-    share it, as they do in a run."""
-    inner = default_embedder()
-    timed = TimedEmbedder(inner)
-    j = LocalJudge(timed)  # type: ignore[arg-type]
-    await j.embed(["warm-up"])
-    timed.seconds = 0.0
-    timed.texts = 0
-    encoded = 0
+async def _one(judge: LocalJudge, s: dict[str, Any]) -> None:
+    await faithfulness(judge, s)
+    await answer_relevance(judge, s)
+    await context_relevance(judge, s)
+
+
+async def speed(
+    samples: list[dict[str, Any]], label: str, repeats: int = 3, concurrency: int = 1
+) -> dict[str, Any]:
+    """faithfulness + answer relevance + context relevance per sample, ``repeats`` passes.
+
+    Each sample gets a fresh embedding cache (its own :class:`USEEmbedder`; the model is shared),
+    so nothing is reused across samples (two pair variants share their contexts; a real dataset
+    does not); within a sample the three metrics share it, as they do in a run. ``concurrency`` > 1
+    scores that many samples at once, as the runner does."""
+    from ragmeter.local.embedders import USEEmbedder
+
+    default_embedder()
+    await LocalJudge().embed(["warm-up"])
+    timers: list[TimedEmbedder] = []
+    sem = asyncio.Semaphore(concurrency)
+
+    async def job(s: dict[str, Any]) -> None:
+        async with sem:
+            timed = TimedEmbedder(USEEmbedder())
+            timers.append(timed)
+            await _one(LocalJudge(timed), s)  # type: ignore[arg-type]
+
     c0 = time.process_time()
     t0 = time.perf_counter()
-    for _ in range(repeats):
-        for s in samples:
-            inner.clear_cache()  # type: ignore[attr-defined]
-            await faithfulness(j, s)
-            await answer_relevance(j, s)
-            await context_relevance(j, s)
-            encoded += inner.cache_info()["size"]  # type: ignore[attr-defined]
+    await asyncio.gather(*(job(s) for _ in range(repeats) for s in samples))
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
     n = len(samples) * repeats
+    model_s = sum(t.seconds for t in timers)
+    encoded = sum(t.inner.cache_info()["size"] for t in timers)
     return {
         "set": label,
+        "concurrency": concurrency,
         "samples": n,
         "wall_s": round(wall, 3),
         "samples_per_s": round(n / wall, 1),
         "cpu_s": round(cpu, 3),
-        "samples_per_cpu_s": round(n / cpu, 1) if cpu else None,
-        "embed_share": round(timed.seconds / wall, 3),
-        "texts_embedded": timed.texts,
+        "embed_share": round(model_s / wall, 3) if concurrency == 1 else None,
         "texts_encoded": encoded,
-        "model_texts_per_s": round(encoded / timed.seconds, 1) if timed.seconds else None,
+        "texts_encoded_per_sample": round(encoded / n, 1),
         "load_average": [round(x, 2) for x in __import__("os").getloadavg()],
     }
 
@@ -296,7 +307,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         out["quality"] = rows
     if not args.no_speed:
         sets = speed_sets(data)
-        out["speed"] = [await speed(s, k) for k, s in sets.items()]
+        out["speed"] = [await speed(s, k, concurrency=c) for k, s in sets.items() for c in (1, 8)]
     return out
 
 
@@ -317,11 +328,11 @@ def main() -> None:
     if "quality" in out:
         print_table(out["quality"])
     for s in out.get("speed", []):
+        share = "" if s["embed_share"] is None else f", {s['embed_share']:.0%} of the time in the embedder"
         print(
-            f"\nspeed {s['set']}: {s['samples']} samples, {s['wall_s']} s, {s['samples_per_s']} samples/s "
-            f"({s['samples_per_cpu_s']} per CPU-second, all threads), "
-            f"{s['embed_share']:.0%} of the time in the embedder ({s['texts_encoded']} texts encoded, "
-            f"{s['model_texts_per_s']} texts/s inside the model); load average {s['load_average']}"
+            f"\nspeed {s['set']}, concurrency {s['concurrency']}: {s['samples']} samples, {s['wall_s']} s, "
+            f"{s['samples_per_s']} samples/s, {s['cpu_s']} CPU-s{share}; "
+            f"{s['texts_encoded_per_sample']} texts encoded a sample; load average {s['load_average']}"
         )
 
 

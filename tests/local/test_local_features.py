@@ -96,3 +96,17 @@ def test_combiner_round_trip_and_errors() -> None:
         Combiner("x", ("a",), (1.0, 2.0), 0.0)
     with pytest.raises(ConfigError, match="missing"):
         load_combiner("no-such-combiner")
+
+
+def test_single_blas_thread_restores_the_setting() -> None:
+    from ragmeter.local import blas
+
+    ob = blas._openblas()
+    with blas.single_blas_thread():
+        if ob is not None and not blas._has_threadpoolctl():
+            assert ob[0]() == 1
+    if ob is not None:
+        before = ob[0]()
+        with blas.single_blas_thread():
+            pass
+        assert ob[0]() == before

@@ -54,7 +54,8 @@ def _clauses(sentence: str) -> list[str]:
 
 
 _YES_NO_RE = re.compile(
-    r"^\s*(yes|no|yeah|nope|correct|incorrect|true|false|是的?|对|不是|不对|没有|有|不)[\s!！。.,，]*$", re.IGNORECASE
+    r"^\s*(yes|no|yeah|nope|correct|incorrect|true|false|是的?|对|不是|不对|没有|有|不)[\s!！。.,，]*$",
+    re.IGNORECASE,
 )
 
 

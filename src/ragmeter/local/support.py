@@ -41,7 +41,7 @@ from ragmeter.local.features import TextFeatures, analyze, antonym_conflict, cov
 from ragmeter.text import split_sentences, tokenize
 
 _FIRST_PERSON_RE = re.compile(
-    r"\b(?:[Ii]|[Ii]'m|[Ii]'ve|[Ii]'d|[Ii]'ll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Oo]ur)\b|我"
+    r"\b(?:[Ii](?=\s+[a-z])|[Ii]['’](?:m|ve|d|ll)|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Oo]ur)\b|我"
 )
 
 SUPPORT_FEATURES: tuple[str, ...] = (
