@@ -645,6 +645,10 @@ def main() -> None:
     until stdin closes. GET /v1/stats returns the counters."""
     import argparse
     import sys
+    from pathlib import Path
+
+    # Run as a script, the responder's own imports (helpers.*) need tests/ on the path.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--latency", type=float, default=0.0)

@@ -27,7 +27,8 @@ def test_samples_repeats_the_judge_and_lang_forces_the_prompt(tmp_path: Path, fa
     args += ["--metrics", "correctness", "--samples", "3", "--lang", "en", "--out", str(tmp_path / "runs")]
     result = CliRunner().invoke(cli, [*args, "--json", "--no-progress"])
     assert result.exit_code == 0, result.output
-    run_id = json.loads(result.stdout)["run_id"]
+    out = json.loads(result.stdout)
+    run_id = out["run_id"]
     assert fake_openai_server.total_requests == 3
     bodies = fake_openai_server.requests
     assert all(b["temperature"] == 0.7 for b in bodies)
@@ -35,5 +36,7 @@ def test_samples_repeats_the_judge_and_lang_forces_the_prompt(tmp_path: Path, fa
     stored = Result.from_store(tmp_path / "runs", run_id)
     score = stored.scores("correctness")[0]
     assert score is not None and len(score.details["samples"]) == 3 and "std" in score.details
+    # the summary reports the judge's spread: the mean of the per-sample standard deviations
+    assert out["metrics"]["correctness"]["judge_spread"] == score.details["std"]
     spec = stored.meta["metrics"][0]
     assert spec["params"]["samples"] == 3 and spec["params"]["lang"] == "en"

@@ -165,6 +165,31 @@ class Judge(Protocol):
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
+    async def rate_sentences(
+        self, question: str, sentences: Sequence[str], *, lang: str = "en"
+    ) -> list[float]: ...
+
+    async def rate_chunks(
+        self, question: str, chunks: Sequence[str], target: str, *, lang: str = "en"
+    ) -> list[Verdict]: ...
+
+    async def assess_relevance(
+        self, question: str, answer: str, *, lang: str = "en"
+    ) -> RelevanceAssessment: ...
+
+    async def grade(self, rubric: Rubric, inputs: Mapping[str, str], *, lang: str = "en") -> Grade: ...
+
+    async def compare(
+        self,
+        question: str,
+        answer_a: str,
+        answer_b: str,
+        *,
+        reference: str | None = None,
+        criteria: str | None = None,
+        lang: str = "en",
+    ) -> Preference: ...
+
     async def aclose(self) -> None: ...
 
 

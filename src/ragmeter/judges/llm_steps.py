@@ -25,8 +25,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ragmeter.errors import JudgeOutputError
-from ragmeter.judges.base import Grade, Preference, Rubric, Verdict
+from ragmeter.errors import JudgeOutputError, UnsupportedStepError
+from ragmeter.judges.base import Grade, Preference, RelevanceAssessment, Rubric, Verdict
 from ragmeter.text import split_sentences
 
 T = TypeVar("T")
@@ -338,6 +338,14 @@ class MoreSteps:
         )
 
     # -- grading and comparison ---------------------------------------------------------------------------
+
+    async def assess_relevance(self, question: str, answer: str, *, lang: str = "en") -> RelevanceAssessment:
+        """Not a step of the LLM judge: answer relevance asks it for generated questions instead."""
+        raise UnsupportedStepError(
+            getattr(self, "name", "llm"),
+            "assess_relevance",
+            "the LLM judge answers relevance with generate_questions",
+        )
 
     async def grade(self, rubric: Rubric, inputs: Mapping[str, str], *, lang: str = "en") -> Grade:
         lang = self._lang(lang)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragmeter.errors import ConfigError
+from ragmeter.judges.base import Verdict
 from ragmeter.metrics.base import Score
 from ragmeter.text import detect_lang
 
@@ -68,3 +69,17 @@ def cosine_rows(embeddings: np.ndarray, n_expected: int) -> tuple[np.ndarray | N
     if np.any(norms == 0):
         return None, "embed returned an all-zero vector; cosine similarity is undefined"
     return arr / norms[:, None], ""
+
+
+def support_probability(verdict: Verdict) -> float:
+    """The probability that a verdict's claim (or chunk) holds: the judge's ``confidence`` when it
+    gives one (the local judge always does), else 1.0 / 0.0 from ``supported``.
+
+    Metrics that count supported claims sum these instead, so their value is the *expected* share
+    of supported claims. With an LLM judge (confidence 1.0 or 0.0, or none) this is exactly the
+    published count; with a judge that gives graded probabilities, no information is thrown away
+    at a 0.5 cut (which, with one or two claims per answer, makes most scores 0, 0.5 or 1).
+    """
+    if verdict.confidence is not None:
+        return min(max(float(verdict.confidence), 0.0), 1.0)
+    return 1.0 if verdict.supported else 0.0

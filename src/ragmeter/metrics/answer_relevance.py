@@ -41,6 +41,10 @@ class AnswerRelevance(Metric):
     Judge calls: 2 per sample -- ``generate_questions(answer, n=, lang=)`` once (which also says
     whether the answer is noncommittal), then ``embed([question, q_1, ..., q_n])`` once.
 
+    A judge that cannot generate questions but can ``assess_relevance`` (the local judge) answers
+    with its direct assessment instead: does the answer address each information need of the
+    question, is it evasive, is it padded (``details["method"] = "assess_relevance"``, 1 step).
+
     Edge cases: a noncommittal (evasive) answer ("I don't know") scores 0.0 with reason
     "noncommittal answer" and ``details["noncommittal"] = True``, and no embedding call is made
     (Ragas multiplies the mean by 0 in that case). No question generated, an empty question or
@@ -61,6 +65,15 @@ class AnswerRelevance(Metric):
     def params(self) -> dict[str, Any]:
         return {"n": self.n, "lang": self.lang}
 
+    @staticmethod
+    def _generates(judge: Any) -> bool:
+        return bool(judge.supports("generate_questions") and judge.supports("embed"))
+
+    def missing_steps(self, judge: Any) -> list[str]:
+        if self._generates(judge) or judge.supports("assess_relevance"):
+            return []
+        return [s for s in self.steps if not judge.supports(s)]
+
     async def score(self, sample: Sample, judge: Judge) -> Score:
         question = sample.question
         answer = sample.answer
@@ -69,6 +82,8 @@ class AnswerRelevance(Metric):
         if answer is None or blank(answer):
             return empty_input("answer")
         lang = resolve_lang(self.lang, answer, question)
+        if not self._generates(judge):
+            return await self._assessed(judge, question, answer, lang)
 
         gen = await judge.generate_questions(answer, n=self.n, lang=lang)
         generated = clean_texts(gen.questions)
@@ -113,3 +128,21 @@ class AnswerRelevance(Metric):
                 "lang": lang,
             },
         )
+
+    async def _assessed(self, judge: Judge, question: str, answer: str, lang: str) -> Score:
+        """The route for judges that assess relevance directly (the local judge)."""
+        r = await judge.assess_relevance(question, answer, lang=lang)
+        details = {
+            **dict(r.details),
+            "method": "assess_relevance",
+            "noncommittal": r.noncommittal,
+            "lang": lang,
+        }
+        if r.noncommittal:
+            return Score(
+                value=0.0,
+                reason="noncommittal answer: it evades the question (e.g. 'I don't know'), so it scores 0",
+                details=details,
+            )
+        value = min(max(float(r.score), 0.0), 1.0)
+        return Score(value=value, reason=r.reason or f"assessed relevance {value:.3f}", details=details)

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.metrics._common import blank, check_lang, clean_texts, empty_input, quote_list, short
+from ragmeter.metrics._common import (
+    blank,
+    check_lang,
+    clean_texts,
+    empty_input,
+    quote_list,
+    short,
+    support_probability,
+)
 from ragmeter.metrics._shared import (
     average_precision,
     claim_sets,
@@ -102,7 +110,7 @@ class ContextRelevance(_LangMetric):
 
 
 def _ap_score(verdicts: Sequence[Verdict], contexts: Sequence[str], target_name: str, lang: str) -> Score:
-    useful = [float(v.confidence) if v.confidence is not None else float(v.supported) for v in verdicts]
+    useful = [support_probability(v) for v in verdicts]
     value = average_precision(useful)
     n_useful = sum(1 for v in verdicts if v.supported)
     ranks = [i for i, v in enumerate(verdicts, 1) if v.supported]
@@ -231,7 +239,7 @@ class ContextRecall(_LangMetric):
             return _count_mismatch("verify_claims", len(verdicts), len(claims), "reference claims", lang)
         missing = [c for c, v in zip(claims, verdicts, strict=True) if not v.supported]
         n = len(claims)
-        value = (n - len(missing)) / n
+        value = sum(support_probability(v) for v in verdicts) / n  # expected share (see faithfulness)
         reason = f"{n - len(missing)} of {n} reference claims supported by the contexts"
         if missing:
             reason += f"; missing: {quote_list(missing)}"

@@ -7,7 +7,14 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.metrics._common import blank, check_lang, cosine_rows, empty_input, quote_list
+from ragmeter.metrics._common import (
+    blank,
+    check_lang,
+    cosine_rows,
+    empty_input,
+    quote_list,
+    support_probability,
+)
 from ragmeter.metrics._shared import claim_sets, sample_lang
 from ragmeter.metrics.base import Metric, Score, register_metric
 
@@ -58,16 +65,18 @@ async def factual_parts(
         return Score.invalid(
             "JudgeOutputError", "the judge returned a verdict count that differs from the claims"
         ), None
-    tp = sum(1 for v in a_verdicts if v.supported)
+    # Expected counts: a verdict's confidence when the judge gives one (see support_probability).
+    tp = sum(support_probability(v) for v in a_verdicts)
     fp = len(a_verdicts) - tp
-    fn = sum(1 for v in r_verdicts if not v.supported)
+    fn = sum(1.0 - support_probability(v) for v in r_verdicts)
     precision = tp / (tp + fp)
     recall = tp / (tp + fn) if (tp + fn) else 0.0
     f = _fbeta(precision, recall, beta)
     value = {"f1": f, "precision": precision, "recall": recall}[mode]
     unsupported = [c for c, v in zip(a_claims, a_verdicts, strict=True) if not v.supported]
     missing = [c for c, v in zip(r_claims, r_verdicts, strict=True) if not v.supported]
-    reason = f"{mode} {value:.3f}: {tp} of {len(a_claims)} answer claims supported by the reference"
+    n_tp = sum(1 for v in a_verdicts if v.supported)
+    reason = f"{mode} {value:.3f}: {n_tp} of {len(a_claims)} answer claims supported by the reference"
     if mode != "precision":
         reason += f", {len(r_claims) - fn} of {len(r_claims)} reference claims found in the answer"
     if unsupported:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.metrics._common import blank, check_lang, clean_texts, empty_input, quote_list
+from ragmeter.metrics._common import (
+    blank,
+    check_lang,
+    clean_texts,
+    empty_input,
+    quote_list,
+    support_probability,
+)
 from ragmeter.metrics._shared import claim_sets, context_verdicts, sample_lang
 from ragmeter.metrics.base import Metric, Score, register_metric
 
@@ -24,6 +31,10 @@ class Faithfulness(Metric):
     claim whether it can be inferred from the contexts::
 
         faithfulness = |supported claims| / |claims|
+
+    counted as the expected number of supported claims, ``sum_i P(claim_i supported)``, where
+    ``P`` is the verdict's confidence when the judge gives one (the local judge) and 1/0 otherwise
+    (an LLM judge: then this is exactly the count above).
 
     Judge calls: 2 per sample whatever the number of contexts or claims --
     ``extract_claims(answer, question=, lang=)`` once, then ``verify_claims(claims, contexts,
@@ -101,7 +112,7 @@ class Faithfulness(Metric):
         else:
             reason = f"all {n} claims supported by the contexts"
         return Score(
-            value=n_supported / n,
+            value=sum(support_probability(v) for v in verdicts) / n,
             reason=reason,
             details={"claims": rows, "n_claims": n, "n_supported": n_supported, "lang": lang},
         )

@@ -193,7 +193,7 @@ class GuidelineAdherence(_Graded):
             for g, gr in zip(self.guidelines, grades, strict=True)
         ]
         n_pass = sum(1 for r in rows if r["passing"])
-        failed = [r["guideline"] for r in rows if not r["passing"]]
+        failed = [str(r["guideline"]) for r in rows if not r["passing"]]
         reason = f"{n_pass} of {len(rows)} guidelines followed"
         if failed:
             reason += "; not followed: " + "; ".join(failed[:3])

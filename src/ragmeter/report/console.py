@@ -61,6 +61,11 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
             str(s.usage.total_tokens),
         )
     console.print(table)
+    for name, s in result.summary().items():
+        if s.judge_spread is not None:
+            console.print(
+                f"{name}: repeated judging, mean per-sample standard deviation {s.judge_spread:.3f}"
+            )
     u = result.usage
     line = (
         f"usage: {u.requests} requests, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens"

@@ -39,7 +39,27 @@ STEP_MODEL: dict[str, tuple[Callable[[Sample], str], Callable[[Sample], int]]] =
         lambda s: 45 * _claims(s) + 10,
     ),
     "generate_questions": (lambda s: s.answer or "", lambda s: 70),
+    "rate_sentences": (
+        lambda s: f"{s.question}\n" + "\n".join(s.contexts),
+        lambda s: 8 * sum(len(split_sentences(c)) for c in s.contexts) + 10,
+    ),
+    "rate_chunks": (
+        lambda s: f"{s.question}\n" + "\n".join(s.contexts) + f"\n{s.reference or s.answer or ''}",
+        lambda s: 30 * len(s.contexts) + 10,
+    ),
+    "grade": (
+        lambda s: f"{s.question}\n{s.answer or ''}\n{s.reference or ''}\n" + "\n".join(s.contexts),
+        lambda s: 80,
+    ),
+    # pairwise asks both orders: two calls, each with both answers
+    "compare": (
+        lambda s: f"{s.question}\n{s.answer or ''}\n{s.metadata.get('answer_b', '')}\n{s.reference or ''}",
+        lambda s: 80,
+    ),
 }
+
+#: calls a step makes per job (pairwise comparison asks in both orders)
+STEP_CALLS: dict[str, int] = {"compare": 2}
 
 
 @dataclass
@@ -74,6 +94,7 @@ class Estimate:
             "n_samples": self.n_samples,
             "n_problems": self.n_problems,
             "judge": self.judge,
+            "note": "upper bound: each metric counted alone, before shared steps, memo and cache",
             "estimate": {
                 "requests": t.calls,
                 "prompt_tokens": t.prompt_tokens,
@@ -88,7 +109,7 @@ class Estimate:
         t = self.totals()
         lines = [
             f"dry run: {self.n_samples} samples, {self.n_problems} input problem(s), judge {self.judge}",
-            "estimated LLM requests, before cache and retries:",
+            "estimated LLM requests (upper bound: each metric alone, before shared steps, cache and retries):",
         ]
         for m, steps in self.per_metric.items():
             if not steps:
@@ -141,7 +162,10 @@ def estimate_run(
         per_metric={m.name: {} for m in metric_list},
         problems=[str(p) for p in plan.problems],
     )
-    llm_steps = set(STEP_MODEL)
+    from ragmeter.judges.llm import LLMJudge
+
+    # Only an LLM judge sends requests; the local judge answers every step on this machine.
+    llm_steps = set(STEP_MODEL) if isinstance(judge, LLMJudge) else set()
     overhead: dict[tuple[str, str], int] = {}
     for job in plan.jobs:
         lang = detect_lang(f"{job.sample.question} {job.sample.answer or ''}")
@@ -155,8 +179,10 @@ def estimate_run(
             if key not in overhead:
                 overhead[key] = _prompt_overhead(step, lang, prompts_dir)
             text_fn, completion_fn = STEP_MODEL[step]
+            repeats = int(getattr(job.metric, "n", 1)) if hasattr(job.metric, "inner") else 1
+            calls = STEP_CALLS.get(step, 1) * repeats
             e = est.per_metric[job.metric.name].setdefault(step, StepEstimate())
-            e.calls += 1
-            e.prompt_tokens += overhead[key] + estimate_tokens(text_fn(job.sample))
-            e.completion_tokens += completion_fn(job.sample)
+            e.calls += calls
+            e.prompt_tokens += calls * (overhead[key] + estimate_tokens(text_fn(job.sample)))
+            e.completion_tokens += calls * completion_fn(job.sample)
     return est

@@ -44,6 +44,9 @@ class MetricSummary:
     threshold: float | None = None
     pass_rate: float | None = None
     invalid_kinds: Mapping[str, int] = field(default_factory=dict)
+    #: with repeated judging (--samples N): the mean over samples of each sample's standard
+    #: deviation across its N judgements -- how noisy the judge is on these data; else None
+    judge_spread: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +58,7 @@ class MetricSummary:
             "threshold": self.threshold,
             "pass_rate": self.pass_rate,
             "invalid_kinds": dict(self.invalid_kinds),
+            "judge_spread": self.judge_spread,
             "usage": self.usage.to_dict(),
         }
 
@@ -168,6 +172,7 @@ class Result:
 
     def _summarize(self, metric: str) -> MetricSummary:
         values: list[float] = []
+        spreads: list[float] = []
         n_invalid = 0
         kinds: dict[str, int] = {}
         usage = Usage()
@@ -179,6 +184,9 @@ class Result:
             if row.score.valid:
                 assert row.score.value is not None
                 values.append(row.score.value)
+                std = row.score.details.get("std")
+                if isinstance(std, (int, float)):
+                    spreads.append(float(std))
             else:
                 n_invalid += 1
                 kind = row.score.error.kind if row.score.error else "unknown"
@@ -203,6 +211,7 @@ class Result:
             threshold=threshold,
             pass_rate=pass_rate,
             invalid_kinds=kinds,
+            judge_spread=sum(spreads) / len(spreads) if spreads else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
