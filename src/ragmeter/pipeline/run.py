@@ -27,7 +27,7 @@ from ragmeter.judges.types import Usage
 from ragmeter.pipeline.adapters import as_pipeline
 from ragmeter.pipeline.outputs import normalize_output
 from ragmeter.run.progress import Progress
-from ragmeter.run.sync import run_sync
+from ragmeter.run.sync import gather_or_cancel, run_sync
 
 __all__ = ["arun_pipeline", "as_questions", "run_pipeline", "run_retriever"]
 
@@ -112,12 +112,7 @@ async def arun_pipeline(
 
     tasks = [asyncio.ensure_future(one(i, s)) for i, s in enumerate(data)]
     try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        await gather_or_cancel(tasks)
     finally:
         bar.close()
         if pool is not None:

@@ -23,6 +23,7 @@ from ragmeter.metrics.base import Metric, Score, resolve_metrics
 from ragmeter.run.config import RunConfig
 from ragmeter.run.progress import Progress
 from ragmeter.run.result import Result
+from ragmeter.run.sync import gather_or_cancel
 
 RUN_FORMAT_VERSION = 1
 
@@ -301,12 +302,7 @@ async def _run_jobs(
     n_workers = max(1, min(config.concurrency, len(jobs)))
     tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
     try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        await gather_or_cancel(tasks)
     finally:
         progress.close()
     return rows

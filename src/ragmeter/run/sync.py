@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -21,3 +21,15 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragmeter") as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+async def gather_or_cancel(tasks: Sequence[asyncio.Future[Any]]) -> None:
+    """Wait for every task; if one fails (or we are cancelled), cancel the rest and wait for them
+    to finish before re-raising, so no task outlives the call."""
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
