@@ -43,6 +43,10 @@ PROMPT_STEPS: tuple[str, ...] = (
     "compare",
     "analyse_contexts",
     "extract_claims_many",
+    # test-set generation (ragmeter.testset): the same files, format and override rules
+    "testset_questions",
+    "testset_multi_hop",
+    "testset_closed_book",
 )
 #: placeholders a prompt's ``user`` template must contain
 REQUIRED_PLACEHOLDERS: Mapping[str, frozenset[str]] = {
@@ -56,6 +60,9 @@ REQUIRED_PLACEHOLDERS: Mapping[str, frozenset[str]] = {
     "compare": frozenset({"question", "answer_a", "answer_b"}),
     "analyse_contexts": frozenset({"question", "chunks", "target"}),
     "extract_claims_many": frozenset({"texts"}),
+    "testset_questions": frozenset({"context", "n", "kind_instructions", "language"}),
+    "testset_multi_hop": frozenset({"context_a", "context_b", "n", "language"}),
+    "testset_closed_book": frozenset({"question"}),
 }
 _PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
