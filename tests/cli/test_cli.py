@@ -261,3 +261,26 @@ def test_resume_from_the_cli_scores_only_what_is_missing(tmp_path: Path, fake_op
     assert d["run_id"] == run_id and d["status"] == "finished"
     assert d["metrics"]["faithfulness"]["n_scored"] + d["metrics"]["faithfulness"]["n_invalid"] == 12
     assert 0 < fake_openai_server.total_requests <= first * 3 / 12 + 2
+
+
+def test_dry_run_needs_no_api_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = [
+        "evaluate",
+        str(EXAMPLE),
+        "--out",
+        str(tmp_path),
+        "-m",
+        "faithfulness",
+        "--judge",
+        "openai:gpt-4o-mini",
+    ]
+    code, out, err = _run([*args, "--dry-run", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["estimate"]["requests"] == 24  # 12 samples x (extract + verify)
+    # A real run still refuses at once, naming the variable, before any call.
+    code, _, err = _run(args)
+    assert code == 2 and "OPENAI_API_KEY" in err
+    import os
+
+    assert "OPENAI_API_KEY" not in os.environ  # the placeholder did not leak

@@ -182,7 +182,7 @@ def evaluate_cmd(
         if data is None:
             raise click.UsageError("give DATA, or --resume RUN")
         recipe = judge_spec_from_options(opts, out)
-        judge = judge_from_spec(recipe)
+        judge = _judge_for_dry_run(recipe) if dry_run else judge_from_spec(recipe)
         extra_meta: dict[str, Any] = {}
         if pipeline or retriever:
             from ragmeter.pipeline.run import pipeline_data
@@ -250,6 +250,21 @@ def evaluate_cmd(
     if fail_on_invalid and result.n_invalid:
         click.echo(f"{result.n_invalid} invalid score(s) (--fail-on-invalid)", err=True)
         sys.exit(EXIT_INVALID)
+
+
+def _judge_for_dry_run(recipe: dict[str, Any]) -> Any:
+    """The judge a dry run estimates for. A dry run sends nothing, so it needs no API key: where
+    the key's environment variable is unset, the judge is built with a placeholder key."""
+    import os
+    from unittest import mock
+
+    from ragmeter.judges.providers.openai_compat import _DEFAULT_KEY_ENV
+
+    kind = str(recipe.get("spec") or "").partition(":")[0]
+    names = {recipe.get("api_key_env"), _DEFAULT_KEY_ENV.get(kind)} - {None}
+    placeholders = {str(n): "dry-run-no-key" for n in names if not os.environ.get(str(n))}
+    with mock.patch.dict(os.environ, placeholders):
+        return judge_from_spec(recipe)
 
 
 async def _closing(judge: Any, coro: Coroutine[Any, Any, T]) -> T:
