@@ -34,14 +34,18 @@ class EvaluationResult:
 class BaseEvaluator:
     """Wraps one metric. ``judge``: a Judge, a spec string (``"openai:gpt-4o-mini"``) or None (local)."""
 
-    def __init__(self, metric: Metric, judge: Any = None) -> None:
+    def __init__(self, metric: Metric, judge: Any = None, *, threshold: float | None = None) -> None:
         from ragmeter.run.runner import check_judge_supports, resolve_judge
 
         self.metric = metric
+        #: an evaluator's own passing threshold, which takes precedence over the metric's
+        self.threshold = None if threshold is None else float(threshold)
         self.judge = resolve_judge(judge)
         check_judge_supports([metric], self.judge)
 
     def _passing(self, score: Score) -> bool | None:
+        if self.threshold is not None:
+            return None if score.value is None else score.value >= self.threshold
         if score.details.get("passing") is not None:
             return bool(score.details["passing"])
         t = self.metric.threshold
@@ -140,11 +144,7 @@ class FaithfulnessEvaluator(BaseEvaluator):
     YES/NO)."""
 
     def __init__(self, judge: Any = None, *, threshold: float = 1.0, lang: str = "auto") -> None:
-        super().__init__(Faithfulness(lang=lang), judge)
-        self.threshold = float(threshold)
-
-    def _passing(self, score: Score) -> bool | None:
-        return None if score.value is None else score.value >= self.threshold
+        super().__init__(Faithfulness(lang=lang), judge, threshold=threshold)
 
 
 class RelevancyEvaluator(BaseEvaluator):
@@ -158,11 +158,12 @@ class CorrectnessEvaluator(BaseEvaluator):
     """A 1-5 score of relevance and correctness against the reference; passing at ``score_threshold``."""
 
     def __init__(self, judge: Any = None, *, score_threshold: float = 4.0, lang: str = "auto") -> None:
-        super().__init__(Correctness(lang=lang), judge)
-        self.score_threshold = float(score_threshold)
+        super().__init__(Correctness(lang=lang), judge, threshold=score_threshold)
 
-    def _passing(self, score: Score) -> bool | None:
-        return None if score.value is None else score.value >= self.score_threshold
+    @property
+    def score_threshold(self) -> float | None:
+        """LlamaIndex's name for the passing threshold."""
+        return self.threshold
 
 
 class GuidelineEvaluator(BaseEvaluator):
