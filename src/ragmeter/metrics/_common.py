@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ragmeter.dataset.sample import Sample
 from ragmeter.errors import ConfigError
 from ragmeter.judges.base import Verdict
 from ragmeter.metrics.base import Score
@@ -34,6 +35,18 @@ def blank(text: str | None) -> bool:
 def empty_input(field: str) -> Score:
     """The invalid score for a required field that is missing or whitespace only."""
     return Score.invalid("EmptyInput", f"{field} is empty: nothing to score")
+
+
+def checked_contexts(sample: Sample, *text_fields: str) -> tuple[list[str], Score | None]:
+    """The sample's non-blank contexts, stripped, after checking that ``text_fields`` are not
+    blank; or the ``EmptyInput`` score for the first field (then the contexts) that is."""
+    for f in text_fields:
+        if blank(getattr(sample, f)):
+            return [], empty_input(f)
+    contexts = clean_texts(sample.contexts)
+    if not contexts:
+        return [], empty_input("contexts")
+    return contexts, None
 
 
 def clean_texts(texts: Sequence[str] | None) -> list[str]:

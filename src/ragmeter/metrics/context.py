@@ -6,10 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.metrics._common import (
-    blank,
     check_lang,
-    clean_texts,
-    empty_input,
+    checked_contexts,
     quote_list,
     short,
     support_probability,
@@ -69,11 +67,9 @@ class ContextRelevance(_LangMetric):
     steps = ("rate_sentences",)
 
     async def score(self, sample: Sample, judge: Judge) -> Score:
-        if blank(sample.question):
-            return empty_input("question")
-        contexts = clean_texts(sample.contexts)
-        if not contexts:
-            return empty_input("contexts")
+        contexts, bad = checked_contexts(sample, "question")
+        if bad is not None:
+            return bad
         lang = sample_lang(self.lang, sample)
         _, ratings = await context_analysis(judge, sample, contexts, lang, sentences=True)
         assert ratings is not None
@@ -155,12 +151,9 @@ class ContextPrecision(_LangMetric):
     steps = ("rate_chunks",)
 
     async def score(self, sample: Sample, judge: Judge) -> Score:
-        for f in ("question", "reference"):
-            if blank(getattr(sample, f)):
-                return empty_input(f)
-        contexts = clean_texts(sample.contexts)
-        if not contexts:
-            return empty_input("contexts")
+        contexts, bad = checked_contexts(sample, "question", "reference")
+        if bad is not None:
+            return bad
         lang = sample_lang(self.lang, sample)
         verdicts, _ = await context_analysis(judge, sample, contexts, lang, chunks=True)
         assert verdicts is not None
@@ -184,12 +177,9 @@ class ContextUtilization(_LangMetric):
     steps = ("rate_chunks",)
 
     async def score(self, sample: Sample, judge: Judge) -> Score:
-        for f in ("question", "answer"):
-            if blank(getattr(sample, f)):
-                return empty_input(f)
-        contexts = clean_texts(sample.contexts)
-        if not contexts:
-            return empty_input("contexts")
+        contexts, bad = checked_contexts(sample, "question", "answer")
+        if bad is not None:
+            return bad
         lang = sample_lang(self.lang, sample)
         assert sample.answer is not None
         rate_chunks: Any = getattr(judge, "rate_chunks")  # noqa: B009  (not in the Judge protocol)
@@ -220,11 +210,9 @@ class ContextRecall(_LangMetric):
     steps = ("extract_claims", "verify_claims")
 
     async def score(self, sample: Sample, judge: Judge) -> Score:
-        if blank(sample.reference):
-            return empty_input("reference")
-        contexts = clean_texts(sample.contexts)
-        if not contexts:
-            return empty_input("contexts")
+        contexts, bad = checked_contexts(sample, "reference")
+        if bad is not None:
+            return bad
         lang = sample_lang(self.lang, sample)
         sets = await claim_sets(judge, sample, lang, reference=True)
         claims = sets.reference or []

@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.metrics._common import (
-    blank,
     check_lang,
-    clean_texts,
-    empty_input,
+    checked_contexts,
     quote_list,
     support_probability,
 )
@@ -65,12 +63,11 @@ class Faithfulness(Metric):
         return {"lang": self.lang}
 
     async def score(self, sample: Sample, judge: Judge) -> Score:
+        contexts, bad = checked_contexts(sample, "answer")
+        if bad is not None:
+            return bad
         answer = sample.answer
-        if answer is None or blank(answer):
-            return empty_input("answer")
-        contexts = clean_texts(sample.contexts)
-        if not contexts:
-            return empty_input("contexts")
+        assert answer is not None
         lang = sample_lang(self.lang, sample)
 
         sets = await claim_sets(judge, sample, lang, answer=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.judges.base import Rubric
-from ragmeter.metrics._common import blank, check_lang, clean_texts, empty_input
+from ragmeter.metrics._common import blank, check_lang, checked_contexts, empty_input
 from ragmeter.metrics._shared import sample_lang
 from ragmeter.metrics.base import Metric, Score, register_metric
 
@@ -117,12 +117,9 @@ class Relevancy(_Graded):
     threshold = 1.0
 
     async def score(self, sample: Sample, judge: Judge) -> Score:
-        for f in ("question", "answer"):
-            if blank(getattr(sample, f)):
-                return empty_input(f)
-        contexts = clean_texts(sample.contexts)
-        if not contexts:
-            return empty_input("contexts")
+        contexts, bad = checked_contexts(sample, "question", "answer")
+        if bad is not None:
+            return bad
         assert sample.answer is not None
         lang = sample_lang(self.lang, sample)
         inputs = {

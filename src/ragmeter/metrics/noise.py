@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.metrics._common import blank, check_lang, clean_texts, empty_input, quote_list
+from ragmeter.metrics._common import check_lang, checked_contexts, quote_list
 from ragmeter.metrics._shared import claim_sets, sample_lang
 from ragmeter.metrics.base import Metric, Score, register_metric
 
@@ -58,12 +58,9 @@ class NoiseSensitivity(Metric):
         return {"mode": self.mode, "lang": self.lang}
 
     async def score(self, sample: Sample, judge: Judge) -> Score:
-        for f in ("answer", "reference"):
-            if blank(getattr(sample, f)):
-                return empty_input(f)
-        contexts = clean_texts(sample.contexts)
-        if not contexts:
-            return empty_input("contexts")
+        contexts, bad = checked_contexts(sample, "answer", "reference")
+        if bad is not None:
+            return bad
         assert sample.reference is not None
         lang = sample_lang(self.lang, sample)
         sets = await claim_sets(judge, sample, lang, answer=True, reference=True)
