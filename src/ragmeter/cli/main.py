@@ -9,6 +9,7 @@ from ragmeter.cli.agreement import agreement_cmd
 from ragmeter.cli.evaluate import evaluate_cmd
 from ragmeter.cli.generate import generate_cmd
 from ragmeter.cli.metrics import metrics_cmd
+from ragmeter.cli.report import report_cmd
 from ragmeter.cli.runs import runs_group
 
 
@@ -26,6 +27,7 @@ cli.add_command(runs_group)
 cli.add_command(metrics_cmd)
 cli.add_command(agreement_cmd)
 cli.add_command(generate_cmd)
+cli.add_command(report_cmd)
 
 
 def main() -> None:

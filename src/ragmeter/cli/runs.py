@@ -8,7 +8,7 @@ import click
 
 from ragmeter.cli.common import echo_json, handle_errors
 
-_out_option = click.option(
+out_option = click.option(
     "--out",
     "-o",
     type=click.Path(path_type=Path, file_okay=False),
@@ -18,13 +18,22 @@ _out_option = click.option(
 )
 
 
+def require_store(out: Path) -> None:
+    """RunError unless ``out`` holds a run store (reading must not create an empty one)."""
+    from ragmeter.errors import RunError
+    from ragmeter.log.store import DB_NAME
+
+    if not (out / DB_NAME).is_file():
+        raise RunError(f"no run store in {out} (no {DB_NAME}); name the --out directory of your runs")
+
+
 @click.group("runs")
 def runs_group() -> None:
     """Recorded runs: list, show, export."""
 
 
 @runs_group.command("list")
-@_out_option
+@out_option
 @click.option("--limit", type=int, default=None, help="Newest N runs only.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run, a line each.")
 @handle_errors
@@ -73,7 +82,7 @@ def runs_list(out: Path, limit: int | None, as_json: bool) -> None:
 
 @runs_group.command("show")
 @click.argument("run")
-@_out_option
+@out_option
 @click.option("--json", "as_json", is_flag=True, help="Print the run's summary as one JSON object.")
 @click.option("--samples", "show_samples", is_flag=True, help="Also print each sample's scores and reasons.")
 @handle_errors
@@ -102,7 +111,7 @@ def runs_show(run: str, out: Path, as_json: bool, show_samples: bool) -> None:
 
 @runs_group.command("export")
 @click.argument("run")
-@_out_option
+@out_option
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), required=True)
 @click.option(
     "--output",

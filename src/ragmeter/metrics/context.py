@@ -120,7 +120,13 @@ def _ap_score(verdicts: Sequence[Verdict], contexts: Sequence[str], target_name:
         reason=reason,
         details={
             "contexts": [
-                {"rank": i, "context": short(c, 120), "useful": v.supported, "reason": v.reason}
+                {
+                    "rank": i,
+                    "context": short(c, 120),
+                    "useful": v.supported,
+                    "reason": v.reason,
+                    "evidence": v.evidence,
+                }
                 for i, (c, v) in enumerate(zip(contexts, verdicts, strict=True), 1)
             ],
             "n_useful": n_useful,

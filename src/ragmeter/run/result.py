@@ -129,6 +129,10 @@ class Result:
         row = self._rows.get((idx, metric))
         return None if row is None else row.score
 
+    def row(self, idx: int, metric: str) -> ScoreRow | None:
+        """Everything stored for one (sample, metric) job, or None when it was not scored."""
+        return self._rows.get((idx, metric))
+
     def scores(self, metric: str) -> list[Score | None]:
         """Scores of ``metric`` in sample order (None where the sample was skipped)."""
         return [self.score(idx, metric) for idx, _ in self.samples]
@@ -266,6 +270,13 @@ class Result:
             "calls": row.calls,
             "duration_s": row.duration_s,
         }
+
+    def to_html(self, path: str | Path | None = None) -> Path:
+        """Write the run's HTML report (one self-contained file; see docs/report.md) and return
+        its path (default ``ragmeter-report-<run>.html``)."""
+        from ragmeter.report.html import write_report
+
+        return write_report(self, path)
 
     def to_pandas(self) -> pd.DataFrame:
         try:
