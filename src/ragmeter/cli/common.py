@@ -5,18 +5,21 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from ragmeter.errors import ConfigError, DatasetError, RagmeterError, RunError
 
+if TYPE_CHECKING:
+    from ragmeter.report.gates import GateCheck
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK = 0
-EXIT_INVALID = 1  # --fail-on-invalid and some score is invalid
+EXIT_GATE_FAILED = 1  # a gate failed: --fail-under, --max-invalid, --fail-on-invalid, --fail-on-regression
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 
@@ -192,6 +195,39 @@ def handle_errors(f: F) -> F:
             sys.exit(EXIT_BAD_INPUT)
 
     return wrapper  # type: ignore[return-value]
+
+
+def junit_option(f: F) -> F:
+    return click.option(
+        "--junit",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        metavar="FILE",
+        help="Write the gates as JUnit XML (one test case per metric gate) for CI test reports.",
+    )(f)
+
+
+def finish_gates(
+    checks: Sequence[GateCheck],
+    *,
+    junit: Path | None,
+    suite: str,
+    enforce: bool = True,
+    properties: Mapping[str, Any] | None = None,
+) -> None:
+    """Write ``--junit``, name every failed gate on stderr, and exit 1 when one failed and
+    ``enforce`` (the one place a gate turns into an exit code)."""
+    from ragmeter.report.gates import write_junit
+
+    if junit is not None:
+        path = write_junit(junit, checks, suite, properties)
+        click.echo(f"JUnit report written to {path}", err=True)
+    failed = [c for c in checks if not c.passed]
+    for c in failed:
+        click.echo(f"{'gate failed' if enforce else 'gate not met (not enforced)'}: {c.message}", err=True)
+    if failed and enforce:
+        click.echo(f"{len(failed)} of {len(checks)} gate(s) failed", err=True)
+        sys.exit(EXIT_GATE_FAILED)
 
 
 def echo_json(obj: Any) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -10,13 +9,14 @@ from typing import Any, TypeVar
 import click
 
 from ragmeter.cli.common import (
-    EXIT_INVALID,
     JUDGE_OPTION_NAMES,
     echo_json,
+    finish_gates,
     handle_errors,
     judge_from_spec,
     judge_options,
     judge_spec_from_options,
+    junit_option,
     parse_metric_list,
 )
 from ragmeter.errors import ConfigError
@@ -83,7 +83,32 @@ def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
     help="Read a sample field from another column, e.g. --map question=query_text (repeatable).",
 )
 @click.option("--strict", is_flag=True, help="Any bad row stops the run before any judge call.")
-@click.option("--fail-on-invalid", is_flag=True, help="Exit 1 when any score is invalid.")
+@click.option(
+    "--fail-under",
+    default=None,
+    metavar="METRIC=BOUND,...",
+    help="Gate: exit 1 when a metric is worse than its bound, e.g. faithfulness=0.8,answer_relevance=0.7 "
+    "(below it; above it for lower-is-better metrics).",
+)
+@click.option(
+    "--gate",
+    "gate_on",
+    type=click.Choice(["mean", "lower"]),
+    default="mean",
+    show_default=True,
+    help="What --fail-under bounds: the mean, or the 95%% CI's end on the worse side ('lower').",
+)
+@click.option(
+    "--max-invalid",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    metavar="RATE",
+    help="Gate: exit 1 when a metric's share of invalid scores exceeds RATE (e.g. 0.05).",
+)
+@click.option(
+    "--fail-on-invalid", is_flag=True, help="Gate: exit 1 when any score is invalid (= --max-invalid 0)."
+)
+@junit_option
 @click.option(
     "--lang",
     type=click.Choice(["auto", "en", "zh"]),
@@ -129,7 +154,11 @@ def evaluate_cmd(
     resume: str | None,
     mappings: tuple[str, ...],
     strict: bool,
+    fail_under: str | None,
+    gate_on: str,
+    max_invalid: float | None,
     fail_on_invalid: bool,
+    junit: Path | None,
     lang: str | None,
     n_samples: int,
     limit: int | None,
@@ -144,10 +173,12 @@ def evaluate_cmd(
     """Score DATA (JSONL, JSON, CSV or Parquet) and record the run.
 
     With no --judge the offline local judge is used and nothing leaves this machine.
-    Exit codes: 0 done, 1 invalid scores with --fail-on-invalid, 2 bad input or configuration.
+    Exit codes: 0 done (every gate passed), 1 a gate failed (--fail-under, --max-invalid,
+    --fail-on-invalid), 2 bad input or configuration.
     """
     from ragmeter.dataset import load_dataset, parse_mapping
     from ragmeter.report.console import render_result
+    from ragmeter.report.gates import check_gate_metrics, parse_bounds, threshold_checks
     from ragmeter.run.config import RunConfig
     from ragmeter.run.runner import aevaluate
     from ragmeter.run.sync import run_sync
@@ -155,6 +186,16 @@ def evaluate_cmd(
     opts = {k: judge_opts.get(k) for k in JUDGE_OPTION_NAMES}
     mapping = parse_mapping(list(mappings)) if mappings else None
     metric_names = parse_metric_list(metrics)
+    bounds = parse_bounds(fail_under)
+    if fail_on_invalid and max_invalid is not None:
+        raise ConfigError("--fail-on-invalid is --max-invalid 0: give one of them")
+    if fail_on_invalid:
+        max_invalid = 0.0
+    gated = bool(bounds) or max_invalid is not None
+    if dry_run and (gated or junit is not None):
+        raise ConfigError(
+            "--dry-run scores nothing, so it cannot apply gates (--fail-under, --max-invalid, --junit)"
+        )
 
     if resume is not None:
         from ragmeter.log.store import RunStore
@@ -172,6 +213,7 @@ def evaluate_cmd(
         if opts.get("judge") is not None:
             recipe = judge_spec_from_options(opts, out)
         metric_names = metric_names or [m["name"] for m in info.meta.get("metrics", [])]
+        check_gate_metrics(bounds, metric_names)
         judge = judge_from_spec(recipe)
         metric_objs = _metrics_from_meta(info.meta, metric_names)
         config = RunConfig(concurrency=concurrency, out=out, resume=info.run_id, progress=progress)
@@ -217,6 +259,7 @@ def evaluate_cmd(
             else:
                 click.echo(estimate.render())
             return
+        check_gate_metrics(bounds, metric_names)
         metric_names = _configure_metrics(metric_names, lang, n_samples)  # type: ignore[assignment]
         config = RunConfig(
             concurrency=concurrency,
@@ -247,9 +290,18 @@ def evaluate_cmd(
         echo_json(result.to_dict())
     else:
         render_result(result)
-    if fail_on_invalid and result.n_invalid:
-        click.echo(f"{result.n_invalid} invalid score(s) (--fail-on-invalid)", err=True)
-        sys.exit(EXIT_INVALID)
+    if gated or junit is not None:
+        checks = threshold_checks(result, bounds, gate=gate_on, max_invalid=max_invalid)
+        finish_gates(
+            checks,
+            junit=junit,
+            suite=f"ragmeter evaluate {result.run_id}",
+            properties={
+                "run_id": result.run_id,
+                "store": result.store_dir or "",
+                "source": result.meta.get("source"),
+            },
+        )
 
 
 def _judge_for_dry_run(recipe: dict[str, Any]) -> Any:

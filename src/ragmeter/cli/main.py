@@ -6,6 +6,7 @@ import click
 
 from ragmeter import __version__
 from ragmeter.cli.agreement import agreement_cmd
+from ragmeter.cli.compare import compare_cmd
 from ragmeter.cli.evaluate import evaluate_cmd
 from ragmeter.cli.generate import generate_cmd
 from ragmeter.cli.metrics import metrics_cmd
@@ -28,6 +29,7 @@ cli.add_command(metrics_cmd)
 cli.add_command(agreement_cmd)
 cli.add_command(generate_cmd)
 cli.add_command(report_cmd)
+cli.add_command(compare_cmd)
 
 
 def main() -> None:

@@ -41,6 +41,7 @@ from ragmeter.dataset.validate import (
     rows_of,
     to_sample,
 )
+from ragmeter.dataset.values import as_text, is_missing
 from ragmeter.errors import ConfigError, DatasetError
 
 DataSource = Any  # str | Path | DataFrame | Iterable[Mapping | Sample] | Dataset | Ragas / LlamaIndex objects
@@ -141,13 +142,19 @@ def load_dataset(
         if limit is not None and len(ds) > limit:
             rows = rows_of(ds)
             ds = LoadedDataset(
-                samples=ds.samples[:limit], source=ds.source, problems=ds.problems, rows=rows[:limit]
+                samples=ds.samples[:limit],
+                source=ds.source,
+                problems=ds.problems,
+                rows=rows[:limit],
+                generated_ids=getattr(ds, "generated_ids", frozenset()),
             )
         return ds
 
     source, path, items = _items_for(data)
     try:
-        rows_samples, problems = _collect(items, source, resolver, required, limit, detect=path is not None)
+        rows_samples, problems, generated = _collect(
+            items, source, resolver, required, limit, detect=path is not None
+        )
     except _Judgements:
         if resolver.mapping:
             raise ConfigError(
@@ -182,7 +189,21 @@ def load_dataset(
         source=source,
         problems=tuple(problems),
         rows=tuple(r for r, _ in rows_samples),
+        generated_ids=frozenset(generated),
     )
+
+
+def _has_id(record: Any, resolver: ColumnResolver) -> bool:
+    """Whether a raw record carries its own id (else the loader names it by its row)."""
+    if isinstance(record, Sample):
+        return record.id is not None and bool(str(record.id).strip())
+    if not isinstance(record, Mapping):
+        return False
+    column = resolver.plan(list(record)).get("id")
+    if column is None:
+        return False
+    value = as_text(record[column])
+    return not is_missing(value) and bool(str(value).strip())
 
 
 def _collect(
@@ -193,8 +214,10 @@ def _collect(
     limit: int | None,
     *,
     detect: bool,
-) -> tuple[list[tuple[int, Sample]], list[DatasetError]]:
+) -> tuple[list[tuple[int, Sample]], list[DatasetError], set[str]]:
+    """(rows and samples, problems, ids generated from row numbers)."""
     out: list[tuple[int, Sample]] = []
+    generated: set[str] = set()
     problems: list[DatasetError] = []
     columns: dict[str, None] = {}
     seen_ids: dict[str, int] = {}
@@ -238,9 +261,11 @@ def _collect(
             continue
         seen_ids[sid] = row
         out.append((row, sample))
+        if not _has_id(record, resolver):
+            generated.add(sid)
     if resolver.mapping and columns:
         check_mapping(resolver.mapping, columns, source=source)
-    return out, problems
+    return out, problems, generated
 
 
 __all__ = ["DatasetErrors", "LoadedDataset", "load_dataset"]

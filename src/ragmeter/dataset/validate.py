@@ -68,9 +68,13 @@ class DatasetErrors(DatasetError):
 @dataclass(frozen=True)
 class LoadedDataset(Dataset):
     """A :class:`Dataset` that remembers the source row of each sample (``rows[i]`` for
-    ``samples[i]``: the line number for JSONL, the record number for the other sources)."""
+    ``samples[i]``: the line number for JSONL, the record number for the other sources).
+
+    ``generated_ids``: the ids the loader filled in from row numbers because the row had no id
+    (see :mod:`ragmeter.dataset.keys`: such samples are matched across runs by their text)."""
 
     rows: tuple[int, ...] = ()
+    generated_ids: frozenset[str] = frozenset()
 
 
 def rows_of(dataset: Sequence[Sample]) -> tuple[int, ...]:
@@ -317,6 +321,7 @@ def require(
         source=dataset.source,
         problems=(*dataset.problems, *problems),
         rows=tuple(rows[i] for i in keep),
+        generated_ids=getattr(dataset, "generated_ids", frozenset()),
     )
 
 

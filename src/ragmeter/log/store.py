@@ -9,13 +9,18 @@ Tables::
 
     schema_version(version)
     runs(run_id PK, created_at, finished_at, status, meta JSON)
-    samples(run_id, idx, sample JSON)                      PK (run_id, idx)
+    samples(run_id, idx, sample JSON, key)                 PK (run_id, idx)
     problems(run_id, seq, file, row, field, message)       PK (run_id, seq)
     scores(run_id, idx, metric, value, reason, details JSON, error_kind, error_message, error_raw,
            usage JSON, calls JSON, duration_s, created_at) PK (run_id, idx, metric)
 
 Timestamps are ISO 8601 strings in UTC (``2024-05-01T12:00:00.123456+00:00``).
-``idx`` is the sample's position in the dataset that was run (0-based).
+``idx`` is the sample's position in the dataset that was run (0-based). ``key`` is the sample's
+stable key (:mod:`ragmeter.dataset.keys`), what ``compare`` matches two runs by.
+
+Schema versions: 1 had no ``samples.key``; opening a version-1 file adds the column (NULL for the
+runs already recorded: :meth:`RunStore.load_keys` derives their keys from the stored samples)
+and marks the file version 2. A file of a newer version than this code reads is refused.
 
 Methods that read a run accept a run id, a unique prefix of one, or ``"latest"`` / ``"last"``;
 methods that write take the exact run id.
@@ -33,13 +38,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ragmeter.dataset.keys import sample_keys
 from ragmeter.dataset.sample import Sample
 from ragmeter.errors import DatasetError, RunError
 from ragmeter.judges.types import CallRecord, Usage
 from ragmeter.log.serialize import call_to_dict, dumps, loads
 from ragmeter.metrics.base import Score
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DB_NAME = "runs.sqlite"
 STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed")
 _BUSY_TIMEOUT_MS = 30_000
@@ -57,6 +63,7 @@ CREATE TABLE IF NOT EXISTS samples (
     run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
     idx    INTEGER NOT NULL,
     sample TEXT NOT NULL,
+    key    TEXT,
     PRIMARY KEY (run_id, idx)
 );
 CREATE TABLE IF NOT EXISTS problems (
@@ -175,11 +182,21 @@ class RunStore:
                     version = SCHEMA_VERSION
                 else:
                     version = int(row[0])
-        if version > SCHEMA_VERSION:
+        if version == 1:
+            self._migrate_1_to_2()
+        elif version > SCHEMA_VERSION:
             raise RunError(
                 f"{self.path} was written by a newer ragmeter (run store schema {version}; this version "
                 f"reads up to {SCHEMA_VERSION}); upgrade ragmeter or use another --out directory"
             )
+
+    def _migrate_1_to_2(self) -> None:
+        """Version 1 -> 2: the samples get a ``key`` column (NULL for runs recorded before)."""
+        with self._tx() as c:
+            row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            if row is not None and row[0] == 1:  # another process may have migrated meanwhile
+                c.execute("ALTER TABLE samples ADD COLUMN key TEXT")
+                c.execute("UPDATE schema_version SET version = 2")
 
     @staticmethod
     def _read_version(conn: sqlite3.Connection) -> int | None:
@@ -336,12 +353,25 @@ class RunStore:
 
     # ------------------------------------------------------------------ samples and problems
 
-    def add_samples(self, run_id: str, samples: Sequence[tuple[int, Sample]]) -> None:
-        """Record the samples of a run by dataset position (re-adding an index replaces it)."""
-        rows = [(run_id, int(idx), dumps(sample.to_dict())) for idx, sample in samples]
+    def add_samples(
+        self, run_id: str, samples: Sequence[tuple[int, Sample]], keys: Sequence[str] | None = None
+    ) -> None:
+        """Record the samples of a run by dataset position (re-adding an index replaces it), each
+        with its stable key (default: :func:`~ragmeter.dataset.keys.sample_keys` of ``samples``,
+        taking every sample's id as the data's)."""
+        if keys is None:
+            keys = sample_keys([s for _, s in samples])
+        if len(keys) != len(samples):
+            raise ValueError(f"{len(keys)} keys for {len(samples)} samples")
+        rows = [
+            (run_id, int(idx), dumps(sample.to_dict()), key)
+            for (idx, sample), key in zip(samples, keys, strict=True)
+        ]
         with self._tx() as c:
             self._require(c, run_id)
-            c.executemany("INSERT OR REPLACE INTO samples (run_id, idx, sample) VALUES (?, ?, ?)", rows)
+            c.executemany(
+                "INSERT OR REPLACE INTO samples (run_id, idx, sample, key) VALUES (?, ?, ?, ?)", rows
+            )
 
     def add_problems(self, run_id: str, problems: Sequence[DatasetError]) -> None:
         """Record the input problems (skipped rows) of a run, after any already recorded."""
@@ -370,6 +400,18 @@ class RunStore:
         rid = self.get_run(run_id).run_id
         rows = self._query("SELECT idx, sample FROM samples WHERE run_id = ? ORDER BY idx", (rid,))
         return [(int(idx), Sample.from_dict(loads(text))) for idx, text in rows]
+
+    def load_keys(self, run_id: str) -> dict[int, str]:
+        """``{idx: key}`` of a run's samples. Runs recorded before keys were stored (schema 1) get
+        :func:`~ragmeter.dataset.keys.sample_keys` of their samples with every id taken as a row
+        number, i.e. they are keyed by question and reference."""
+        rid = self.get_run(run_id).run_id
+        rows = self._query("SELECT idx, key, sample FROM samples WHERE run_id = ? ORDER BY idx", (rid,))
+        if all(key is not None for _, key, _ in rows):
+            return {int(idx): str(key) for idx, key, _ in rows}
+        samples = [Sample.from_dict(loads(text)) for _, _, text in rows]
+        derived = sample_keys(samples, generated_ids={str(s.id) for s in samples})
+        return {int(idx): str(key) if key is not None else derived[i] for i, (idx, key, _) in enumerate(rows)}
 
     def load_problems(self, run_id: str) -> list[DatasetError]:
         rid = self.get_run(run_id).run_id

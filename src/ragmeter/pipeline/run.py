@@ -120,7 +120,13 @@ async def arun_pipeline(
     samples = [r for r in results if isinstance(r, Sample)]
     kept_rows = [rows[i] for i, r in enumerate(results) if isinstance(r, Sample)]
     problems = [*data.problems, *(r for r in results if isinstance(r, DatasetError))]
-    return LoadedDataset(tuple(samples), source=data.source, problems=tuple(problems), rows=tuple(kept_rows))
+    return LoadedDataset(
+        tuple(samples),
+        source=data.source,
+        problems=tuple(problems),
+        rows=tuple(kept_rows),
+        generated_ids=getattr(data, "generated_ids", frozenset()),
+    )
 
 
 def run_pipeline(

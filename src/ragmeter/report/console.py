@@ -1,4 +1,5 @@
-"""Terminal report of a run: one table of metrics, then usage and skipped rows."""
+"""Terminal reports: a run (one table of metrics, then usage and skipped rows) and a comparison of
+two runs."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from ragmeter.report.comparison import Comparison
     from ragmeter.run.result import Result
 
 
@@ -83,3 +85,93 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
             console.print(f"  ... and {len(result.problems) - max_problems} more (see --json)")
     if result.store_dir is not None:
         console.print(f"recorded in {result.store_dir} (ragmeter runs show {result.run_id})")
+
+
+def _short(text: str, n: int = 90) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= n else flat[: n - 1] + "…"
+
+
+def render_comparison(
+    comparison: Comparison, console: Console | None = None, *, margin: float = 0.0, show_moved: int = 3
+) -> None:
+    """Terminal view of :func:`~ragmeter.report.comparison.compare_runs`: counts, a loud warning
+    when the runs are not comparable, one row per metric, then the samples that moved most."""
+    from ragmeter.stats.paired import TEST_NAME
+
+    console = console or make_console()
+    c = comparison
+    console.print(
+        f"[bold]A[/bold] {c.run_a}  [bold]B[/bold] {c.run_b}  [bold]matched[/bold] {c.n_matched}  "
+        f"[bold]only in A[/bold] {c.n_only_a}  [bold]only in B[/bold] {c.n_only_b}"
+    )
+    if not c.comparable:
+        console.print(
+            "[bold red]WARNING: these runs are NOT COMPARABLE; read the differences with care:[/bold red]"
+        )
+        for issue in c.issues:
+            console.print(f"  - {issue}", style="red", markup=False, highlight=False)
+    title = "B - A per metric" + ("" if c.comparable else " [NOT COMPARABLE]")
+    table = Table(title=title, show_header=True, header_style="bold")
+    for col, justify in (
+        ("metric", "left"),
+        ("mean A", "right"),
+        ("mean B", "right"),
+        ("B - A", "right"),
+        ("95% CI", "right"),
+        ("p", "right"),
+        ("B better/tie/worse", "right"),
+        ("pairs", "right"),
+        ("invalid A/B", "right"),
+        ("verdict", "left"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for name, m in c.metrics.items():
+        if m.diff is None or m.ci95 is None:
+            table.add_row(
+                name, "—", "—", "—", "—", "—", "—", "0", f"{m.n_invalid_a}/{m.n_invalid_b}", "no pairs"
+            )
+            continue
+        better = m.ci95[0] > margin if m.higher_is_better else m.ci95[1] < -margin
+        if m.regressed(margin):
+            verdict = "[bold red]worse[/bold red]"
+        elif better:
+            verdict = "[green]better[/green]"
+        else:
+            verdict = "no clear change"
+        table.add_row(
+            name,
+            _fmt(m.mean_a),
+            _fmt(m.mean_b),
+            f"{m.diff:+.3f}",
+            f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]",
+            f"{m.p_value:.3g}",
+            f"{m.wins}/{m.ties}/{m.losses}",
+            str(m.n_pairs),
+            f"{m.n_invalid_a}/{m.n_invalid_b}",
+            verdict,
+        )
+    console.print(table)
+    console.print(
+        f"CI: paired bootstrap of the mean difference; p: {TEST_NAME}; a pair counts only when both runs "
+        f"scored it validly; verdict at margin {margin:g}"
+    )
+    if c.metrics_only_a or c.metrics_only_b:
+        console.print(
+            f"not compared: only in A {', '.join(c.metrics_only_a) or '-'}; only in B {', '.join(c.metrics_only_b) or '-'}"
+        )
+    if show_moved <= 0:
+        return
+    for name, m in c.metrics.items():
+        for label, items in (("worse in B", m.worsened), ("better in B", m.improved)):
+            if not items:
+                continue
+            console.print(f"[bold]{name}[/bold]: {label} (most moved first)")
+            for s in items[:show_moved]:
+                console.print(
+                    f"  {s.key}  {s.value_a:.3f} -> {s.value_b:.3f} ({s.diff:+.3f})  {_short(s.question, 70)}",
+                    markup=False,
+                    highlight=False,
+                )
+                console.print(f"    A: {_short(s.reason_a)}", markup=False, highlight=False)
+                console.print(f"    B: {_short(s.reason_b)}", markup=False, highlight=False)

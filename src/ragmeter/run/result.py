@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.dataset.keys import sample_keys
 from ragmeter.dataset.sample import Sample
 from ragmeter.errors import ConfigError, DatasetError
 from ragmeter.judges.types import Usage
@@ -73,6 +74,7 @@ class Result:
         meta: Mapping[str, Any],
         samples: Sequence[tuple[int, Sample]],
         problems: Sequence[DatasetError],
+        keys: Mapping[int, str] | None = None,
         rows: Iterable[ScoreRow],
         metric_names: Sequence[str],
         status: str = "finished",
@@ -83,6 +85,12 @@ class Result:
         self.meta = dict(meta)
         self.samples = list(samples)
         self.problems = list(problems)
+        if keys is None:
+            keys = dict(
+                zip((i for i, _ in self.samples), sample_keys([s for _, s in self.samples]), strict=True)
+            )
+        #: each sample's stable key by index (:mod:`ragmeter.dataset.keys`): what compare matches by
+        self.keys: dict[int, str] = dict(keys)
         self.metric_names = list(metric_names)
         self.status = status
         self.store_dir = store_dir
@@ -104,6 +112,7 @@ class Result:
                 meta=meta,
                 samples=store.load_samples(info.run_id),
                 problems=store.load_problems(info.run_id),
+                keys=store.load_keys(info.run_id),
                 rows=store.load_scores(info.run_id),
                 metric_names=[m["name"] for m in meta.get("metrics", [])],
                 status=info.status,

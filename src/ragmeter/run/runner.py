@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from ragmeter.dataset.keys import sample_keys
 from ragmeter.dataset.sample import Dataset, Sample
 from ragmeter.errors import ConfigError, DatasetError, RagmeterError, RunError, UnsupportedStepError
 from ragmeter.judges.base import Judge
@@ -230,6 +231,7 @@ async def aevaluate(
             store.set_status(run_id, "running")
         else:
             dataset = load_dataset(data, mapping=mapping, strict=config.strict, limit=config.limit)
+            keys = sample_keys(dataset.samples, getattr(dataset, "generated_ids", ()))
             plan = plan_jobs(dataset, metric_list, strict=config.strict)
             jobs = plan.jobs
             if store is not None:
@@ -241,7 +243,7 @@ async def aevaluate(
             run_meta = build_meta(plan, the_judge, config, meta)
             if store is not None:
                 store.create_run(run_id, run_meta)
-                store.add_samples(run_id, list(enumerate(dataset.samples)))
+                store.add_samples(run_id, list(enumerate(dataset.samples)), keys)
                 store.add_problems(run_id, plan.problems)
 
         rows = await _run_jobs(jobs, the_judge, config, store, run_id)
@@ -254,6 +256,7 @@ async def aevaluate(
                 run_id=run_id,
                 meta=run_meta,
                 samples=list(enumerate(dataset.samples)),
+                keys=dict(enumerate(keys)),
                 problems=plan.problems,
                 rows=rows,
                 metric_names=[m.name for m in metric_list],

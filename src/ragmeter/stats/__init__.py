@@ -1,9 +1,11 @@
-"""Statistics (NumPy only): bootstrap confidence intervals and agreement with human labels."""
+"""Statistics (NumPy only): bootstrap confidence intervals, paired comparison of two runs, and
+agreement with human labels."""
 
 from __future__ import annotations
 
 from ragmeter.stats.agreement import agreement_summary
 from ragmeter.stats.bootstrap import bootstrap_ci, kendall_tau_b_bootstrap_ci, paired_bootstrap_ci
+from ragmeter.stats.paired import PairedDifference, paired_difference, sign_flip_test
 from ragmeter.stats.rank import (
     balanced_accuracy,
     kendall_tau_b,
@@ -15,6 +17,7 @@ from ragmeter.stats.rank import (
 )
 
 __all__ = [
+    "PairedDifference",
     "agreement_summary",
     "balanced_accuracy",
     "bootstrap_ci",
@@ -23,7 +26,9 @@ __all__ = [
     "pair_accuracy",
     "pair_credits",
     "paired_bootstrap_ci",
+    "paired_difference",
     "rankdata",
     "roc_auc",
+    "sign_flip_test",
     "spearman",
 ]

@@ -1,0 +1,72 @@
+"""Stable sample keys: what ``ragmeter compare`` matches two runs' samples by.
+
+A sample's key is stored with it in the run record. It is
+
+- ``id:<id>`` when the data has an id column (``id``, ``sample_id`` or a ``--map id=...``
+  column), or when a :class:`Sample` built in code carries an ``id``;
+- else ``qr:<hash>``: the first 32 hex digits of the SHA-256 of the normalised question, a
+  unit separator (U+001F) and the normalised reference (empty when there is none), UTF-8
+  encoded. Normalising is Unicode NFC, then every run of whitespace becomes one space, then
+  leading and trailing space is dropped; letter case and punctuation are kept. So re-running
+  the same questions from a re-ordered, filtered or re-exported file gives the same keys, and
+  two versions of a pipeline answering the same questions are matched however their answers
+  and contexts differ.
+
+A row number is never a key: without an id column the loader names a sample by its row
+(``Sample.id == "3"``), which changes when a row is added or removed above it.
+
+Two samples of one run with the same question and reference would share a key; the second gets
+``#2`` appended, the third ``#3``, and so on, in data order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Collection, Sequence
+
+from ragmeter.dataset.sample import Sample
+
+_SPACE = re.compile(r"\s+")
+_SEPARATOR = "\x1f"
+
+
+def normalize_key_text(text: str | None) -> str:
+    """NFC, whitespace runs collapsed to one space, trimmed (case kept)."""
+    if not text:
+        return ""
+    return _SPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+
+
+def text_key(question: str | None, reference: str | None) -> str:
+    """``qr:`` + 32 hex digits of SHA-256 over the normalised question and reference."""
+    payload = normalize_key_text(question) + _SEPARATOR + normalize_key_text(reference)
+    return "qr:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+def sample_key(sample: Sample, *, id_from_data: bool = True) -> str:
+    """The key of one sample (without the ``#n`` suffix of a repeat; see :func:`sample_keys`).
+
+    ``id_from_data=False`` says the sample's id is the loader's row number, not the data's."""
+    if id_from_data and sample.id is not None and str(sample.id).strip():
+        return "id:" + str(sample.id)
+    return text_key(sample.question, sample.reference)
+
+
+def sample_keys(samples: Sequence[Sample], generated_ids: Collection[str] = ()) -> list[str]:
+    """Keys of ``samples`` in order, repeats numbered (``#2``, ``#3``...).
+
+    ``generated_ids``: ids the loader filled in from row numbers (``LoadedDataset.generated_ids``);
+    those samples are keyed by their text."""
+    seen: dict[str, int] = {}
+    out: list[str] = []
+    for sample in samples:
+        key = sample_key(sample, id_from_data=sample.id not in generated_ids)
+        n = seen.get(key, 0) + 1
+        seen[key] = n
+        out.append(key if n == 1 else f"{key}#{n}")
+    return out
+
+
+__all__ = ["normalize_key_text", "sample_key", "sample_keys", "text_key"]

@@ -1,0 +1,448 @@
+"""Compare two recorded runs sample by sample: is B better than A, or is the difference noise?
+
+:func:`compare_runs` reads two run records (nothing is re-scored) and matches their samples by the
+stable key stored with each sample (:mod:`ragmeter.dataset.keys`). For every metric both runs
+scored it reports, over the **pairs** (matched samples that both runs scored validly):
+
+- ``mean_a``, ``mean_b``: the means over those pairs, so ``diff = mean_b - mean_a``;
+- ``ci95``: a paired bootstrap 95% interval of the mean difference, and ``p_value`` from a
+  two-sided paired permutation (sign-flip) test (:mod:`ragmeter.stats.paired`);
+- ``wins`` / ``ties`` / ``losses``: pairs where B is better / equal (within 1e-9) / worse,
+  "better" following the metric's direction (lower is better for ``noise_sensitivity``);
+- the samples that moved most in each direction, with both runs' reasons.
+
+Invalid scores: a pair is used only when both scores are valid. ``n_invalid_a`` / ``n_invalid_b``
+count matched samples whose score is invalid in that run, ``n_unscored`` those the run did not
+score at all (a field was missing, or the run was interrupted); ``n_pairs`` is what the
+statistics use.
+
+A metric **regresses** (``regressions``; the gate of ``compare --fail-on-regression``) when B is
+worse and the whole interval says so by more than ``margin``: the CI's upper end of ``B - A`` is
+below ``-margin`` (for a lower-is-better metric: its lower end above ``+margin``). Identical runs
+give a ``[0, 0]`` interval and never regress.
+
+The runs are **not comparable** (``comparable`` is False and ``issues`` says why; everything is
+still computed) when their judges differ (name, model, sampling parameters, embedder, local
+support model; not operational settings such as concurrency, timeouts, cache or endpoint URL),
+their prompt versions differ, a shared metric's version, parameters or threshold differ, or their
+evaluation sets differ: the *eval-set hash* covers each sample's key, question and reference,
+not its answer or contexts, which are what a comparison of two pipeline versions is about.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmeter.dataset.keys import normalize_key_text
+from ragmeter.errors import ConfigError
+from ragmeter.run.result import Result
+from ragmeter.stats.paired import TEST_NAME, paired_difference
+
+#: |b - a| at or below this is a tie.
+TIE_TOLERANCE = 1e-9
+#: Judge description keys that do not change a score (compared runs may differ in them).
+_OPERATIONAL_KEYS = frozenset(
+    {
+        "cache",
+        "memo_size",
+        "prompts",  # compared on their own, as prompt versions
+        "prompts_dir",
+        "base_url",
+        "structured",
+        "structured_resolved",
+        "concurrency",
+        "timeout_s",
+        "max_retries",
+        "backoff_base_s",
+        "backoff_max_s",
+        "rpm",
+        "tpm",
+        "prompt_price_per_1k",
+        "completion_price_per_1k",
+    }
+)
+
+
+@dataclass(frozen=True)
+class MovedSample:
+    """One matched sample whose score changed: its key, index in each run, question, the two
+    scores, ``diff = value_b - value_a`` and both reasons."""
+
+    key: str
+    idx_a: int
+    idx_b: int
+    question: str
+    value_a: float
+    value_b: float
+    diff: float
+    reason_a: str
+    reason_b: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "idx_a": self.idx_a,
+            "idx_b": self.idx_b,
+            "question": self.question,
+            "value_a": self.value_a,
+            "value_b": self.value_b,
+            "diff": self.diff,
+            "reason_a": self.reason_a,
+            "reason_b": self.reason_b,
+        }
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """One metric's paired comparison (see the module docstring). Statistics are None when no
+    pair is usable."""
+
+    name: str
+    higher_is_better: bool
+    n_pairs: int
+    n_invalid_a: int
+    n_invalid_b: int
+    n_unscored: int
+    mean_a: float | None
+    mean_b: float | None
+    diff: float | None
+    ci95: tuple[float, float] | None
+    p_value: float | None
+    exact: bool | None
+    wins: int
+    ties: int
+    losses: int
+    improved: tuple[MovedSample, ...] = ()
+    worsened: tuple[MovedSample, ...] = ()
+
+    def regressed(self, margin: float = 0.0) -> bool:
+        """B is worse than A beyond ``margin`` with 95% confidence (the regression gate)."""
+        if self.ci95 is None:
+            return False
+        if self.higher_is_better:
+            return self.ci95[1] < -margin
+        return self.ci95[0] > margin
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "diff": self.diff,
+            "ci95": None if self.ci95 is None else [self.ci95[0], self.ci95[1]],
+            "p_value": self.p_value,
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+            "n_pairs": self.n_pairs,
+            "n_invalid_a": self.n_invalid_a,
+            "n_invalid_b": self.n_invalid_b,
+            "n_unscored": self.n_unscored,
+            "higher_is_better": self.higher_is_better,
+            "exact_p": self.exact,
+            "improved": [m.to_dict() for m in self.improved],
+            "worsened": [m.to_dict() for m in self.worsened],
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two runs compared (see the module docstring); :meth:`to_dict` is ``compare --json``."""
+
+    run_a: str
+    run_b: str
+    n_matched: int
+    only_a: tuple[str, ...]
+    only_b: tuple[str, ...]
+    issues: tuple[str, ...]
+    metrics: Mapping[str, MetricComparison]
+    metrics_only_a: tuple[str, ...] = ()
+    metrics_only_b: tuple[str, ...] = ()
+    eval_set_hash_a: str = ""
+    eval_set_hash_b: str = ""
+    #: matched sample keys with (idx in A, idx in B), in A's order
+    pairs: tuple[tuple[str, int, int], ...] = field(default=(), repr=False)
+
+    @property
+    def comparable(self) -> bool:
+        return not self.issues
+
+    @property
+    def n_only_a(self) -> int:
+        return len(self.only_a)
+
+    @property
+    def n_only_b(self) -> int:
+        return len(self.only_b)
+
+    def regressions(self, margin: float = 0.0) -> list[str]:
+        """Metrics where B is worse than A beyond ``margin`` (see the module docstring)."""
+        check_margin(margin)
+        return [name for name, m in self.metrics.items() if m.regressed(margin)]
+
+    def to_dict(self, margin: float = 0.0) -> dict[str, Any]:
+        return {
+            "run_a": self.run_a,
+            "run_b": self.run_b,
+            "n_matched": self.n_matched,
+            "n_only_a": self.n_only_a,
+            "n_only_b": self.n_only_b,
+            "comparable": self.comparable,
+            "metrics": {name: m.to_dict() for name, m in self.metrics.items()},
+            "regressions": self.regressions(margin),
+            "margin": margin,
+            "issues": list(self.issues),
+            "test": TEST_NAME,
+            "ci": "paired bootstrap percentile interval of the mean difference B - A",
+            "metrics_only_a": list(self.metrics_only_a),
+            "metrics_only_b": list(self.metrics_only_b),
+            "only_a": list(self.only_a),
+            "only_b": list(self.only_b),
+            "eval_set_hash_a": self.eval_set_hash_a,
+            "eval_set_hash_b": self.eval_set_hash_b,
+        }
+
+
+def check_margin(margin: float) -> float:
+    try:
+        value = float(margin)
+    except (TypeError, ValueError):
+        raise ConfigError(f"the regression margin must be a number, got {margin!r}") from None
+    if not 0.0 <= value < 1e9:
+        raise ConfigError(f"the regression margin must be >= 0, got {margin!r}")
+    return value
+
+
+def _load(run: Result | str, store: str | Path | None) -> Result:
+    if isinstance(run, Result):
+        return run
+    if store is None:
+        raise ConfigError(f"run {run!r} is a run id: give the run store directory (store=...)")
+    return Result.from_store(store, run)
+
+
+def eval_set_hash(result: Result) -> str:
+    """SHA-256 over the sorted (key, normalised question, normalised reference) of a run's samples."""
+    items = sorted(
+        (result.keys[idx], normalize_key_text(s.question), normalize_key_text(s.reference))
+        for idx, s in result.samples
+    )
+    h = hashlib.sha256()
+    for item in items:
+        h.update("\x1f".join(item).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if str(k) in _OPERATIONAL_KEYS:
+                continue
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value}
+
+
+def _differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    fa, fb = _flatten(a), _flatten(b)
+    return [
+        f"{k}: {fa.get(k)!r} vs {fb.get(k)!r}" for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)
+    ]
+
+
+def _metric_specs(result: Result) -> dict[str, dict[str, Any]]:
+    return {str(m.get("name")): dict(m) for m in result.meta.get("metrics", []) if m.get("name")}
+
+
+def _issues(
+    a: Result, b: Result, shared: Iterable[str], hashes: tuple[str, str], counts: tuple[int, int, int]
+) -> list[str]:
+    """Why A and B are not comparable (empty when they are); ``counts``: only in A, only in B,
+    matched with another question or reference."""
+    issues: list[str] = []
+    judge = _differences(a.meta.get("judge") or {}, b.meta.get("judge") or {})
+    if judge:
+        issues.append("different judges: " + "; ".join(judge[:6]) + (" ..." if len(judge) > 6 else ""))
+    prompts = _differences(a.meta.get("prompt_versions") or {}, b.meta.get("prompt_versions") or {})
+    if prompts:
+        issues.append(
+            "different prompt versions: " + "; ".join(prompts[:6]) + (" ..." if len(prompts) > 6 else "")
+        )
+    specs_a, specs_b = _metric_specs(a), _metric_specs(b)
+    for name in shared:
+        sa = {k: specs_a[name].get(k) for k in ("version", "params", "threshold")}
+        sb = {k: specs_b[name].get(k) for k in ("version", "params", "threshold")}
+        diff = _differences(sa, sb)
+        if diff:
+            issues.append(f"metric {name} differs: " + "; ".join(diff))
+    if hashes[0] != hashes[1]:
+        issues.append(
+            f"different evaluation sets (eval-set hash {hashes[0][:12]} vs {hashes[1][:12]}): "
+            f"{counts[0]} sample(s) only in A, {counts[1]} only in B, "
+            f"{counts[2]} matched sample(s) with another question or reference"
+        )
+    return issues
+
+
+def _compare_metric(
+    name: str,
+    a: Result,
+    b: Result,
+    pairs: Sequence[tuple[str, int, int]],
+    *,
+    higher_is_better: bool,
+    n_top: int,
+    n_resamples: int,
+    n_permutations: int,
+    seed: int,
+) -> MetricComparison:
+    used: list[tuple[str, int, int, float, float]] = []
+    n_invalid_a = n_invalid_b = n_unscored = 0
+    for key, ia, ib in pairs:
+        sa, sb = a.score(ia, name), b.score(ib, name)
+        if sa is None or sb is None:
+            n_unscored += 1
+        if sa is not None and not sa.valid:
+            n_invalid_a += 1
+        if sb is not None and not sb.valid:
+            n_invalid_b += 1
+        if sa is not None and sb is not None and sa.valid and sb.valid:
+            assert sa.value is not None and sb.value is not None
+            used.append((key, ia, ib, float(sa.value), float(sb.value)))
+    if not used:
+        return MetricComparison(
+            name, higher_is_better, 0, n_invalid_a, n_invalid_b, n_unscored,
+            None, None, None, None, None, None, 0, 0, 0,
+        )  # fmt: skip
+    stats = paired_difference(
+        [u[3] for u in used],
+        [u[4] for u in used],
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+        seed=seed,
+    )
+    sign = 1.0 if higher_is_better else -1.0
+    gains = [sign * (vb - va) for _, _, _, va, vb in used]
+    wins = sum(1 for g in gains if g > TIE_TOLERANCE)
+    losses = sum(1 for g in gains if g < -TIE_TOLERANCE)
+    samples_a, samples_b = dict(a.samples), dict(b.samples)
+
+    def moved(i: int) -> MovedSample:
+        key, ia, ib, va, vb = used[i]
+        sa, sb = a.score(ia, name), b.score(ib, name)
+        return MovedSample(
+            key, ia, ib, samples_b[ib].question or samples_a[ia].question, va, vb, vb - va,
+            sa.reason if sa else "", sb.reason if sb else "",
+        )  # fmt: skip
+
+    order = sorted(range(len(used)), key=lambda i: (gains[i], used[i][0]))
+    worsened = tuple(moved(i) for i in order[:n_top] if gains[i] < -TIE_TOLERANCE)
+    improved = tuple(moved(i) for i in reversed(order[-n_top:]) if gains[i] > TIE_TOLERANCE) if n_top else ()
+    return MetricComparison(
+        name=name,
+        higher_is_better=higher_is_better,
+        n_pairs=stats.n,
+        n_invalid_a=n_invalid_a,
+        n_invalid_b=n_invalid_b,
+        n_unscored=n_unscored,
+        mean_a=stats.mean_a,
+        mean_b=stats.mean_b,
+        diff=stats.diff,
+        ci95=stats.ci95,
+        p_value=stats.p_value,
+        exact=stats.exact,
+        wins=wins,
+        ties=len(used) - wins - losses,
+        losses=losses,
+        improved=improved,
+        worsened=worsened,
+    )
+
+
+def compare_runs(
+    run_a: Result | str,
+    run_b: Result | str,
+    *,
+    store: str | Path | None = None,
+    store_b: str | Path | None = None,
+    metrics: Sequence[str] | None = None,
+    n_top: int = 5,
+    n_resamples: int = 2000,
+    n_permutations: int = 20_000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare run B against run A (see the module docstring).
+
+    ``run_a`` / ``run_b``: :class:`Result` objects, or run ids (an id, a unique prefix,
+    ``latest``) in the run store ``store`` (``store_b`` when B is in another store).
+    ``metrics``: compare only these (default: every metric both runs scored). ``n_top``: how many
+    most-moved samples to keep per direction. Seeded and deterministic."""
+    a = _load(run_a, store)
+    b = _load(run_b, store_b if store_b is not None else store)
+    if n_top < 0:
+        raise ConfigError(f"n_top must be >= 0, got {n_top}")
+    by_key_b = {key: idx for idx, key in b.keys.items()}
+    pairs: list[tuple[str, int, int]] = []
+    only_a: list[str] = []
+    for idx, _ in a.samples:
+        key = a.keys[idx]
+        if key in by_key_b:
+            pairs.append((key, idx, by_key_b[key]))
+        else:
+            only_a.append(key)
+    matched = {key for key, _, _ in pairs}
+    only_b = [b.keys[idx] for idx, _ in b.samples if b.keys[idx] not in matched]
+
+    shared = [m for m in a.metric_names if m in b.metric_names]
+    if metrics is not None:
+        unknown = [m for m in metrics if m not in shared]
+        if unknown:
+            raise ConfigError(
+                f"metric(s) {', '.join(unknown)} not scored by both runs; both have: {', '.join(shared) or 'none'}"
+            )
+        shared = [m for m in shared if m in metrics]
+    specs = _metric_specs(a)
+    samples_a, samples_b = dict(a.samples), dict(b.samples)
+    n_changed = sum(
+        1
+        for _, ia, ib in pairs
+        if (normalize_key_text(samples_a[ia].question), normalize_key_text(samples_a[ia].reference))
+        != (normalize_key_text(samples_b[ib].question), normalize_key_text(samples_b[ib].reference))
+    )
+    hashes = (eval_set_hash(a), eval_set_hash(b))
+    results = {
+        name: _compare_metric(
+            name,
+            a,
+            b,
+            pairs,
+            higher_is_better=bool(specs.get(name, {}).get("higher_is_better", True)),
+            n_top=n_top,
+            n_resamples=n_resamples,
+            n_permutations=n_permutations,
+            seed=seed,
+        )
+        for name in shared
+    }
+    return Comparison(
+        run_a=a.run_id,
+        run_b=b.run_id,
+        n_matched=len(pairs),
+        only_a=tuple(only_a),
+        only_b=tuple(only_b),
+        issues=tuple(_issues(a, b, shared, hashes, (len(only_a), len(only_b), n_changed))),
+        metrics=results,
+        metrics_only_a=tuple(m for m in a.metric_names if m not in b.metric_names),
+        metrics_only_b=tuple(m for m in b.metric_names if m not in a.metric_names),
+        eval_set_hash_a=hashes[0],
+        eval_set_hash_b=hashes[1],
+        pairs=tuple(pairs),
+    )
+
+
+__all__ = ["Comparison", "MetricComparison", "MovedSample", "check_margin", "compare_runs", "eval_set_hash"]
