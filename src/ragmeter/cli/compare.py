@@ -38,7 +38,7 @@ from ragmeter.cli.common import echo_json, finish_gates, handle_errors, junit_op
 @click.option(
     "--fail-on-regression",
     is_flag=True,
-    help="Gate: exit 1 when a metric is worse in B with the 95%% CI of B - A entirely beyond -margin.",
+    help="Gate: exit 1 when a metric is worse in B with the 95% CI of B - A entirely beyond -margin.",
 )
 @click.option(
     "--margin",

@@ -96,7 +96,7 @@ def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
     type=click.Choice(["mean", "lower"]),
     default="mean",
     show_default=True,
-    help="What --fail-under bounds: the mean, or the 95%% CI's end on the worse side ('lower').",
+    help="What --fail-under bounds: the mean, or the 95% CI's end on the worse side ('lower').",
 )
 @click.option(
     "--max-invalid",
