@@ -197,6 +197,18 @@ def handle_errors(f: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def out_option(f: F) -> F:
+    """--out/-o: the run store directory."""
+    return click.option(
+        "--out",
+        "-o",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=Path("ragmeter-runs"),
+        show_default=True,
+        help="Run store directory (SQLite).",
+    )(f)
+
+
 def junit_option(f: F) -> F:
     return click.option(
         "--junit",

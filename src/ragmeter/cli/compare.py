@@ -6,20 +6,20 @@ from pathlib import Path
 
 import click
 
-from ragmeter.cli.common import echo_json, finish_gates, handle_errors, junit_option, parse_metric_list
+from ragmeter.cli.common import (
+    echo_json,
+    finish_gates,
+    handle_errors,
+    junit_option,
+    out_option,
+    parse_metric_list,
+)
 
 
 @click.command("compare")
 @click.argument("run_a")
 @click.argument("run_b")
-@click.option(
-    "--out",
-    "-o",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("ragmeter-runs"),
-    show_default=True,
-    help="Run store directory holding both runs.",
-)
+@out_option
 @click.option(
     "--out-b",
     type=click.Path(path_type=Path, file_okay=False),

@@ -17,6 +17,7 @@ from ragmeter.cli.common import (
     judge_options,
     judge_spec_from_options,
     junit_option,
+    out_option,
     parse_metric_list,
 )
 from ragmeter.errors import ConfigError
@@ -63,14 +64,7 @@ def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
 @click.option("--metrics", "-m", default=None, help="Comma-separated metric names (see `ragmeter metrics`).")
 @judge_options
 @click.option("--concurrency", "-c", type=int, default=16, show_default=True, help="Jobs in flight.")
-@click.option(
-    "--out",
-    "-o",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("ragmeter-runs"),
-    show_default=True,
-    help="Run store directory (SQLite).",
-)
+@out_option
 @click.option("--run-id", default=None, help="Id for the new run (default: time-based).")
 @click.option(
     "--resume", default=None, metavar="RUN", help="Finish an interrupted run without repeating work."

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ragmeter.cli.common import handle_errors
-from ragmeter.cli.runs import out_option, require_store
+from ragmeter.cli.common import handle_errors, out_option
+from ragmeter.cli.runs import require_store
 
 
 @click.command("report")

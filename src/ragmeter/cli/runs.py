@@ -6,16 +6,7 @@ from pathlib import Path
 
 import click
 
-from ragmeter.cli.common import echo_json, handle_errors
-
-out_option = click.option(
-    "--out",
-    "-o",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("ragmeter-runs"),
-    show_default=True,
-    help="Run store directory.",
-)
+from ragmeter.cli.common import echo_json, handle_errors, out_option
 
 
 def require_store(out: Path) -> None:

@@ -59,14 +59,18 @@ def sample_keys(samples: Sequence[Sample], generated_ids: Collection[str] = ()) 
 
     ``generated_ids``: ids the loader filled in from row numbers (``LoadedDataset.generated_ids``);
     those samples are keyed by their text."""
+    return number_repeats([sample_key(s, id_from_data=s.id not in generated_ids) for s in samples])
+
+
+def number_repeats(keys: Sequence[str]) -> list[str]:
+    """``keys`` with the 2nd, 3rd... occurrence of a key suffixed ``#2``, ``#3``..."""
     seen: dict[str, int] = {}
     out: list[str] = []
-    for sample in samples:
-        key = sample_key(sample, id_from_data=sample.id not in generated_ids)
+    for key in keys:
         n = seen.get(key, 0) + 1
         seen[key] = n
         out.append(key if n == 1 else f"{key}#{n}")
     return out
 
 
-__all__ = ["normalize_key_text", "sample_key", "sample_keys", "text_key"]
+__all__ = ["normalize_key_text", "number_repeats", "sample_key", "sample_keys", "text_key"]

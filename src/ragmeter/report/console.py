@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from ragmeter.metrics._common import short
+
 if TYPE_CHECKING:
     from ragmeter.report.comparison import Comparison
     from ragmeter.run.result import Result
@@ -87,11 +89,6 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
         console.print(f"recorded in {result.store_dir} (ragmeter runs show {result.run_id})")
 
 
-def _short(text: str, n: int = 90) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= n else flat[: n - 1] + "…"
-
-
 def render_comparison(
     comparison: Comparison, console: Console | None = None, *, margin: float = 0.0, show_moved: int = 3
 ) -> None:
@@ -169,9 +166,9 @@ def render_comparison(
             console.print(f"[bold]{name}[/bold]: {label} (most moved first)")
             for s in items[:show_moved]:
                 console.print(
-                    f"  {s.key}  {s.value_a:.3f} -> {s.value_b:.3f} ({s.diff:+.3f})  {_short(s.question, 70)}",
+                    f"  {s.key}  {s.value_a:.3f} -> {s.value_b:.3f} ({s.diff:+.3f})  {short(s.question, 70)}",
                     markup=False,
                     highlight=False,
                 )
-                console.print(f"    A: {_short(s.reason_a)}", markup=False, highlight=False)
-                console.print(f"    B: {_short(s.reason_b)}", markup=False, highlight=False)
+                console.print(f"    A: {short(s.reason_a, 90)}", markup=False, highlight=False)
+                console.print(f"    B: {short(s.reason_b, 90)}", markup=False, highlight=False)

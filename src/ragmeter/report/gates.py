@@ -77,6 +77,11 @@ def _bound(text: str, what: str) -> float:
     return value
 
 
+def meets_bound(value: float, bound: float, higher_is_better: bool = True) -> bool:
+    """Whether ``value`` is at least as good as ``bound`` (>= it, or <= it when lower is better)."""
+    return value >= bound if higher_is_better else value <= bound
+
+
 def parse_bounds(text: str | Mapping[str, float] | None) -> dict[str, float]:
     """``"faithfulness=0.8,answer_relevance=0.7"`` (or a dict) -> ``{metric: bound}``."""
     if text is None:
@@ -148,7 +153,7 @@ def threshold_checks(
         if value is None:
             passed, why = False, f"no valid score ({s.n_invalid} invalid, {s.n_skipped} skipped)"
         else:
-            passed = value >= bound if higher else value <= bound
+            passed = meets_bound(value, bound, higher)
             why = f"{label} {value:.4f} {'is' if passed else 'is not'} {op} {bound:g}"
         ci = "" if s.ci95 is None else f", 95% CI [{s.ci95[0]:.4f}, {s.ci95[1]:.4f}]"
         checks.append(
@@ -289,6 +294,7 @@ __all__ = [
     "check_gate_metrics",
     "check_rate",
     "junit_xml",
+    "meets_bound",
     "parse_bounds",
     "regression_checks",
     "threshold_checks",
