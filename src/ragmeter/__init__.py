@@ -25,6 +25,7 @@ from ragmeter.judges.factory import make_judge
 from ragmeter.metrics.base import Metric, Score, ScoreError, get_metric, list_metrics, register_metric
 from ragmeter.metrics.rubric import rubric
 from ragmeter.pipeline import run_pipeline, run_retriever
+from ragmeter.report.comparison import Comparison, compare_runs
 from ragmeter.retrieval.api import evaluate_retrieval
 from ragmeter.run.agreement import aagreement, agreement
 from ragmeter.run.api import evaluate
@@ -34,6 +35,7 @@ from ragmeter.run.runner import aevaluate
 from ragmeter.testset import generate_testset
 
 __all__ = [
+    "Comparison",
     "ConfigError",
     "Dataset",
     "DatasetError",
@@ -59,6 +61,7 @@ __all__ = [
     "aagreement",
     "aevaluate",
     "agreement",
+    "compare_runs",
     "evaluate",
     "evaluate_retrieval",
     "generate_testset",

@@ -144,6 +144,10 @@ def test_fail_under_passes_fails_and_names_the_metric(tmp_path: Path) -> None:
         EXAMPLE, tmp_path / "s", "--fail-under", "token_f1=0.1,faithfulness=0.99", "--junit", str(junit)
     )
     assert code == 1 and d["metrics"]["faithfulness"]["mean"] < 0.99
+    assert [(g["name"], g["passed"]) for g in d["gates"]] == [
+        ("token_f1 mean >= 0.1", True),
+        ("faithfulness mean >= 0.99", False),
+    ]
     assert (
         "gate failed: faithfulness: mean" in err
         and "is not >= 0.99" in err

@@ -280,12 +280,12 @@ def evaluate_cmd(
 
     if output is not None:
         result.export(output)
+    checks = threshold_checks(result, bounds, gate=gate_on, max_invalid=max_invalid)
     if as_json:
-        echo_json(result.to_dict())
+        echo_json({**result.to_dict(), **({"gates": [c.to_dict() for c in checks]} if checks else {})})
     else:
         render_result(result)
     if gated or junit is not None:
-        checks = threshold_checks(result, bounds, gate=gate_on, max_invalid=max_invalid)
         finish_gates(
             checks,
             junit=junit,
