@@ -31,8 +31,8 @@ from ragmeter.stats.rank import as_finite_1d
 
 #: Up to this many non-zero differences the permutation test enumerates every sign assignment.
 EXACT_MAX = 20
-#: Sign assignments per chunk when enumerating or sampling (bounds memory).
-_CHUNK = 1 << 15
+#: Signs drawn per chunk when enumerating or sampling (bounds memory: rows x differences).
+_CHUNK_CELLS = 1 << 22
 #: Relative tolerance when comparing a permuted statistic with the observed one.
 _RTOL = 1e-9
 
@@ -66,8 +66,8 @@ class PairedDifference:
         }
 
 
-def _hits(d: np.ndarray, signs: np.ndarray, observed: float) -> int:
-    stats = np.abs(signs @ d)
+def _at_least(stats: np.ndarray, observed: float) -> int:
+    """How many permuted statistics reach the observed one (within rounding)."""
     return int(np.count_nonzero(stats >= observed - _RTOL * max(observed, 1.0)))
 
 
@@ -91,19 +91,23 @@ def sign_flip_test(
     if k <= EXACT_MAX:
         total = 1 << k
         bits = np.arange(k, dtype=np.int64)
+        chunk = max(1, _CHUNK_CELLS // k)
         hits = 0
-        for start in range(0, total, _CHUNK):
-            codes = np.arange(start, min(total, start + _CHUNK), dtype=np.int64)
+        for start in range(0, total, chunk):
+            codes = np.arange(start, min(total, start + chunk), dtype=np.int64)
             signs = 1.0 - 2.0 * ((codes[:, None] >> bits[None, :]) & 1)
-            hits += _hits(d, signs, observed)
+            hits += _at_least(np.abs(signs @ d), observed)
         return hits / total, True, total
     rng = np.random.default_rng(seed)
+    chunk = max(1, _CHUNK_CELLS // k)
     hits = 0
     done = 0
+    total_sum = float(d.sum())
     while done < n_permutations:
-        b = min(_CHUNK, n_permutations - done)
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(b, k))
-        hits += _hits(d, signs, observed)
+        b = min(chunk, n_permutations - done)
+        # one random bit per difference (drawn as bytes): flipping the set ones gives sum - 2 * flipped
+        flips = np.unpackbits(rng.integers(0, 256, size=(b, (k + 7) // 8), dtype=np.uint8), axis=1, count=k)
+        hits += _at_least(np.abs(total_sum - 2.0 * (flips.astype(np.float64) @ d)), observed)
         done += b
     return (1 + hits) / (1 + n_permutations), False, int(n_permutations)
 
