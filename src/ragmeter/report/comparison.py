@@ -165,6 +165,9 @@ class Comparison:
     eval_set_hash_b: str = ""
     #: matched sample keys with (idx in A, idx in B), in A's order
     pairs: tuple[tuple[str, int, int], ...] = field(default=(), repr=False)
+    #: the two runs compared (what the HTML page shows side by side)
+    result_a: Result | None = field(default=None, repr=False, compare=False)
+    result_b: Result | None = field(default=None, repr=False, compare=False)
 
     @property
     def comparable(self) -> bool:
@@ -442,6 +445,8 @@ def compare_runs(
         eval_set_hash_a=hashes[0],
         eval_set_hash_b=hashes[1],
         pairs=tuple(pairs),
+        result_a=a,
+        result_b=b,
     )
 
 

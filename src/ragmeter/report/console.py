@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.metrics._common import short
@@ -99,7 +100,7 @@ def render_comparison(
     console = console or make_console()
     c = comparison
     console.print(
-        f"[bold]A[/bold] {c.run_a}  [bold]B[/bold] {c.run_b}  [bold]matched[/bold] {c.n_matched}  "
+        f"[bold]A[/bold] {escape(c.run_a)}  [bold]B[/bold] {escape(c.run_b)}  [bold]matched[/bold] {c.n_matched}  "
         f"[bold]only in A[/bold] {c.n_only_a}  [bold]only in B[/bold] {c.n_only_b}"
     )
     if not c.comparable:
@@ -126,7 +127,16 @@ def render_comparison(
     for name, m in c.metrics.items():
         if m.diff is None or m.ci95 is None:
             table.add_row(
-                name, "—", "—", "—", "—", "—", "—", "0", f"{m.n_invalid_a}/{m.n_invalid_b}", "no pairs"
+                escape(name),
+                "—",
+                "—",
+                "—",
+                "—",
+                "—",
+                "—",
+                "0",
+                f"{m.n_invalid_a}/{m.n_invalid_b}",
+                "no pairs",
             )
             continue
         better = m.ci95[0] > margin if m.higher_is_better else m.ci95[1] < -margin
@@ -137,7 +147,7 @@ def render_comparison(
         else:
             verdict = "no clear change"
         table.add_row(
-            name,
+            escape(name),
             _fmt(m.mean_a),
             _fmt(m.mean_b),
             f"{m.diff:+.3f}",
