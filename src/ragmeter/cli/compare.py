@@ -14,6 +14,7 @@ from ragmeter.cli.common import (
     out_option,
     parse_metric_list,
 )
+from ragmeter.cli.runs import require_store
 
 
 @click.command("compare")
@@ -47,6 +48,14 @@ from ragmeter.cli.common import (
     show_default=True,
     help="Drop that a regression must exceed (in the metric's units, e.g. 0.02).",
 )
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Also write one self-contained HTML page: the metrics, and A and B side by side per sample.",
+)
 @junit_option
 @handle_errors
 def compare_cmd(
@@ -59,6 +68,7 @@ def compare_cmd(
     top: int,
     fail_on_regression: bool,
     margin: float,
+    html_path: Path | None,
     junit: Path | None,
 ) -> None:
     """Compare RUN_B against RUN_A (ids, unique prefixes, or 'latest'); nothing is re-scored.
@@ -76,6 +86,9 @@ def compare_cmd(
     from ragmeter.report.console import render_comparison
     from ragmeter.report.gates import regression_checks
 
+    require_store(out)
+    if out_b is not None:
+        require_store(out_b)
     comparison = compare_runs(
         run_a, run_b, store=out, store_b=out_b, metrics=parse_metric_list(metrics), n_top=top
     )
@@ -83,6 +96,10 @@ def compare_cmd(
         echo_json(comparison.to_dict(margin))
     else:
         render_comparison(comparison, margin=margin)
+    if html_path is not None:
+        from ragmeter.report.compare_html import write_comparison
+
+        click.echo(f"comparison page written to {write_comparison(comparison, html_path, margin)}", err=True)
     if not comparison.comparable:
         click.echo(
             "warning: the runs are NOT COMPARABLE: " + " | ".join(comparison.issues),

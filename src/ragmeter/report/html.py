@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragmeter.errors import ConfigError
 from ragmeter.report.html_data import report_data
-from ragmeter.report.page import render_page
+from ragmeter.report.page import render_page, write_page
 
 if TYPE_CHECKING:
     from ragmeter.run.result import Result
@@ -15,7 +14,9 @@ if TYPE_CHECKING:
 
 def render_report(result: Result) -> str:
     """The run's report as one HTML document (a string)."""
-    return render_page(f"ragmeter report {result.run_id}", report_data(result), scripts=("report.js",))
+    return render_page(
+        f"ragmeter report {result.run_id}", report_data(result), scripts=("sample.js", "report.js")
+    )
 
 
 def default_report_path(result: Result) -> Path:
@@ -24,11 +25,6 @@ def default_report_path(result: Result) -> Path:
 
 def write_report(result: Result, path: str | Path | None = None) -> Path:
     """Write the run's report to ``path`` (default ``ragmeter-report-<run>.html``); return the path."""
-    target = default_report_path(result) if path is None else Path(path)
-    if target.is_dir():
-        raise ConfigError(f"cannot write the report to {target}: it is a directory; name a file")
-    try:
-        target.write_text(render_report(result), encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot write the report to {target}: {exc}") from exc
-    return target
+    return write_page(
+        default_report_path(result) if path is None else path, render_report(result), "the report"
+    )

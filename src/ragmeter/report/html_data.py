@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ragmeter.dataset.sample import Sample
     from ragmeter.log.store import ScoreRow
     from ragmeter.run.result import Result
 
@@ -146,14 +147,14 @@ def histogram(values: Sequence[float], bins: int = HIST_BINS) -> dict[str, Any]:
     return {"lo": lo, "hi": hi, "counts": counts}
 
 
-def _finite(x: Any) -> Any:
+def finite(x: Any) -> Any:
     """JSON has no NaN or infinity: such a float becomes None (and the value was never a score)."""
     if isinstance(x, float) and not math.isfinite(x):
         return None
     if isinstance(x, Mapping):
-        return {str(k): _finite(v) for k, v in x.items()}
+        return {str(k): finite(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
+        return [finite(v) for v in x]
     return x
 
 
@@ -170,13 +171,13 @@ def _job(
     return {
         "value": score.value,
         "reason": score.reason,
-        "details": _finite(details),
+        "details": finite(details),
         "error": None
         if score.error is None
         else {"kind": score.error.kind, "message": score.error.message, "raw": score.error.raw},
         "usage": row.usage.to_dict(),
         "duration_s": row.duration_s,
-        "calls": _finite(calls),
+        "calls": finite(calls),
     }
 
 
@@ -184,9 +185,52 @@ def _metric_specs(result: Result) -> dict[str, Mapping[str, Any]]:
     return {str(m.get("name")): m for m in result.meta.get("metrics", []) if isinstance(m, Mapping)}
 
 
+def sample_data(
+    result: Result, idx: int, sample: Sample, metric_names: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """One sample as the pages show it: its fields, its scores in ``metric_names`` order (default:
+    the run's metrics; None where it was not scored) with evidence located, and the marks to draw
+    on its contexts."""
+    contexts = list(sample.contexts)
+    marks: list[list[Any]] = []
+    names = result.metric_names if metric_names is None else metric_names
+    return {
+        "idx": idx,
+        "id": sample.id,
+        "question": sample.question,
+        "answer": sample.answer,
+        "reference": sample.reference,
+        "contexts": contexts,
+        "metadata": finite(dict(sample.metadata)),
+        "scores": [_job(m, result.row(idx, m), contexts, marks) for m in names],
+        "marks": marks,
+    }
+
+
+def run_header(result: Result) -> dict[str, Any]:
+    """What the pages show of a run besides its samples: id, status, data, judge, versions, usage."""
+    meta = result.meta
+    judge = meta.get("judge", {}) if isinstance(meta.get("judge"), Mapping) else {}
+    return {
+        "run_id": result.run_id,
+        "status": result.status,
+        "created_at": meta.get("created_at"),
+        "source": meta.get("source"),
+        "dataset_hash": meta.get("dataset_hash"),
+        "judge": finite(dict(judge)),
+        "prompt_versions": finite(meta.get("prompt_versions", {})),
+        "versions": meta.get("versions", {}),
+        "config": finite(meta.get("config", {})),
+        "n_samples": result.n_samples,
+        "n_skipped": result.n_skipped,
+        "usage": result.usage.to_dict(),
+        "cost": result.cost,
+        "store": None if result.store_dir is None else str(result.store_dir),
+    }
+
+
 def report_data(result: Result) -> dict[str, Any]:
     """The JSON-able content of a run's HTML report (see ``assets/report.js`` for its use)."""
-    meta = result.meta
     specs = _metric_specs(result)
     summaries = result.summary()
     metrics = []
@@ -197,51 +241,17 @@ def report_data(result: Result) -> dict[str, Any]:
         metrics.append(
             {
                 "name": name,
-                **_finite(s.to_dict()),
+                **finite(s.to_dict()),
                 "higher_is_better": bool(spec.get("higher_is_better", True)),
-                "params": _finite(spec.get("params", {})),
+                "params": finite(spec.get("params", {})),
                 "histogram": histogram(values),
             }
         )
-    samples = []
-    for idx, sample in result.samples:
-        contexts = list(sample.contexts)
-        marks: list[list[Any]] = []
-        jobs = [_job(m, result.row(idx, m), contexts, marks) for m in result.metric_names]
-        samples.append(
-            {
-                "idx": idx,
-                "id": sample.id,
-                "question": sample.question,
-                "answer": sample.answer,
-                "reference": sample.reference,
-                "contexts": contexts,
-                "metadata": _finite(dict(sample.metadata)),
-                "scores": jobs,
-                "marks": marks,
-            }
-        )
-    judge = meta.get("judge", {}) if isinstance(meta.get("judge"), Mapping) else {}
     return {
         "kind": "report",
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "run": {
-            "run_id": result.run_id,
-            "status": result.status,
-            "created_at": meta.get("created_at"),
-            "source": meta.get("source"),
-            "dataset_hash": meta.get("dataset_hash"),
-            "judge": _finite(dict(judge)),
-            "prompt_versions": _finite(meta.get("prompt_versions", {})),
-            "versions": meta.get("versions", {}),
-            "config": _finite(meta.get("config", {})),
-            "n_samples": result.n_samples,
-            "n_skipped": result.n_skipped,
-            "usage": result.usage.to_dict(),
-            "cost": result.cost,
-            "store": None if result.store_dir is None else str(result.store_dir),
-        },
+        "run": run_header(result),
         "skipped": [p.to_dict() for p in result.problems],
         "metrics": metrics,
-        "samples": samples,
+        "samples": [sample_data(result, idx, sample) for idx, sample in result.samples],
     }

@@ -13,7 +13,7 @@ HTML.
 
 Another page reuses all this with :func:`render_page`, naming its own script among ``assets/``::
 
-    render_page("ragmeter compare", data, scripts=("compare.js",))
+    render_page("ragmeter compare", data, scripts=("sample.js", "compare.js"))
 
 Scripts see ``window.RM`` (``assets/common.js``): ``RM.data()``, ``RM.el(...)``, ``RM.fmt(...)``,
 ``RM.histogram(...)``, ``RM.VirtualRows``, ``RM.highlight(...)``.
@@ -29,7 +29,10 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
+
+from ragmeter.errors import ConfigError
 
 DATA_ELEMENT_ID = "ragmeter-data"
 
@@ -113,3 +116,16 @@ def render_page(
         f"<script>{script}</script>\n"
         "</body>\n</html>\n"
     )
+
+
+def write_page(path: str | Path, page: str, what: str) -> Path:
+    """Write ``page`` (a rendered document) to ``path``; ConfigError naming ``what`` ("the report",
+    "the comparison") when it is a directory or cannot be written."""
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigError(f"cannot write {what} to {target}: it is a directory; name a file")
+    try:
+        target.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {what} to {target}: {exc}") from exc
+    return target

@@ -2,21 +2,12 @@
    and the drill-down of one sample. Reads RM.data() (ragmeter.report.html_data.report_data). */
 (function () {
   const {el, fmt} = RM;
+  const {dl, textBlock, metricBlock} = RM.sampleView;
   const D = RM.data();
   const run = D.run, metrics = D.metrics, samples = D.samples;
   const app = document.getElementById("app");
   const ROW_H = 28;
   document.title = "ragmeter report " + run.run_id;
-
-  function dl(pairs) {
-    const d = el("dl", {class: "meta"});
-    for (const [k, v] of pairs) {
-      if (v === null || v === undefined || v === "") continue;
-      d.appendChild(el("dt", {}, k));
-      d.appendChild(el("dd", {}, v));
-    }
-    return d;
-  }
 
   function obj(o) {
     return Object.entries(o || {}).filter(function (e) { return e[1] !== null && e[1] !== undefined; })
@@ -246,127 +237,6 @@
   /* ---------------------------------------------------------------- drill-down */
   const detail = el("section", {id: "detail", class: "panel", hidden: true});
 
-  function textBlock(label, text, cls) {
-    if (text === null || text === undefined) return null;
-    return [el("h3", {}, label), el("div", {class: "text" + (cls ? " " + cls : "")}, String(text))];
-  }
-
-  function snippet(s, at, cls) {
-    const ctx = s.contexts[at[0]] || "";
-    const a = Math.max(0, at[1] - 160), b = Math.min(ctx.length, at[2] + 160);
-    return el("div", {class: "text evidence-snippet"},
-      el("span", {class: "muted"}, "context " + (at[0] + 1) + ": " + (a > 0 ? "\u2026" : "")),
-      RM.highlight(ctx.slice(a, b), [[at[1] - a, at[2] - a, cls + " evidence", "evidence"]]),
-      b < ctx.length ? "\u2026" : "");
-  }
-
-  function verdictBadge(ok, conf) {
-    return el("span", {class: "badge " + (ok ? "good" : "bad")},
-      (ok ? "supported" : "not supported") + (conf === null || conf === undefined || conf === 1 || conf === 0 ? "" : " (" + fmt(conf, 2) + ")"));
-  }
-
-  function claimsTable(s, claims) {
-    return el("table", {class: "t claims"},
-      el("thead", {}, el("tr", {}, ["#", "claim", "verdict", "reason", "evidence"].map(function (h) { return el("th", {}, h); }))),
-      el("tbody", {}, claims.map(function (c, n) {
-        if (typeof c !== "object" || c === null) return el("tr", {}, el("td", {}, String(n + 1)), el("td", {colspan: 4}, String(c)));
-        const ev = c.evidence ? (c.evidence_at ? snippet(s, c.evidence_at, c.supported ? "ev-sup" : "ev-unsup")
-          : el("div", {}, el("span", {class: "muted"}, "quoted, not found verbatim in the contexts: "), c.evidence))
-          : el("span", {class: "muted"}, "no evidence given");
-        return el("tr", {class: "claim"}, el("td", {}, String(n + 1)), el("td", {}, c.claim),
-          el("td", {}, verdictBadge(c.supported, c.confidence)), el("td", {}, c.reason || ""), el("td", {}, ev));
-      })));
-  }
-
-  function questionsTable(qs) {
-    return el("table", {class: "t questions"},
-      el("thead", {}, el("tr", {}, el("th", {}, "question generated from the answer"), el("th", {class: "num"}, "similarity"))),
-      el("tbody", {}, qs.map(function (q) {
-        return typeof q === "object" && q !== null ? el("tr", {}, el("td", {}, q.question), el("td", {class: "num"}, fmt(q.similarity)))
-          : el("tr", {}, el("td", {}, String(q)), el("td", {}, ""));
-      })));
-  }
-
-  function perContextTable(s, rowsIn) {
-    return el("table", {class: "t contexts"},
-      el("thead", {}, el("tr", {}, ["rank", "context", "useful", "reason"].map(function (h) { return el("th", {}, h); }))),
-      el("tbody", {}, rowsIn.map(function (c) {
-        return el("tr", {}, el("td", {}, String(c.rank)),
-          el("td", {}, c.evidence_at ? snippet(s, c.evidence_at, c.useful ? "ev-sup" : "ev-unsup") : RM.preview(c.context, 160)),
-          el("td", {}, el("span", {class: "badge " + (c.useful ? "good" : "bad")}, c.useful ? "useful" : "not useful")),
-          el("td", {}, c.reason || ""));
-      })));
-  }
-
-  function sentenceTable(groups) {
-    return el("table", {class: "t sentences"},
-      el("thead", {}, el("tr", {}, el("th", {}, "context"), el("th", {}, "sentence"), el("th", {class: "num"}, "needed"))),
-      el("tbody", {}, groups.map(function (g, k) {
-        return g.map(function (x) {
-          return el("tr", {}, el("td", {}, String(k + 1)), el("td", {}, x.sentence),
-            el("td", {class: "num " + (x.rating >= 0.5 ? "good" : "muted")}, fmt(x.rating, 2)));
-        });
-      })));
-  }
-
-  const SHOWN = {claims: 1, questions: 1, contexts: 1};
-
-  function otherDetails(d) {
-    const pairs = Object.entries(d).filter(function (e) { return !SHOWN[e[0]] || !Array.isArray(e[1]); });
-    if (!pairs.length) return null;
-    return el("details", {}, el("summary", {class: "muted"}, "other details"),
-      el("pre", {class: "text"}, JSON.stringify(Object.fromEntries(pairs), null, 2)));
-  }
-
-  function callsTable(j) {
-    if (!j.calls.length) return null;
-    return el("details", {class: "calls"}, el("summary", {class: "muted"}, j.calls.length + " judge call(s)"),
-      el("table", {class: "t"},
-        el("thead", {}, el("tr", {}, ["step", "model", "latency", "tokens", "cached", "attempts", "error"].map(function (h) { return el("th", {}, h); }))),
-        el("tbody", {}, j.calls.map(function (c) {
-          const u = c.usage || {};
-          return [el("tr", {}, el("td", {}, c.step || ""), el("td", {}, c.model || ""),
-            el("td", {class: "num"}, c.latency_s === null || c.latency_s === undefined ? "" : fmt(c.latency_s, 2) + " s"),
-            el("td", {class: "num"}, (u.prompt_tokens || 0) + " + " + (u.completion_tokens || 0)),
-            el("td", {}, c.cached ? "yes" : ""), el("td", {class: "num"}, c.attempts === undefined ? "" : String(c.attempts)),
-            el("td", {class: "bad"}, c.error ? String(c.error) : "")),
-            c.reply ? el("tr", {}, el("td", {colspan: 7}, el("pre", {class: "raw"}, String(c.reply)))) : null];
-        }))));
-  }
-
-  function metricBlock(s, k) {
-    const m = metrics[k], j = s.scores[k];
-    const box = el("div", {class: "metric-block", "data-metric": m.name});
-    if (j === null) {
-      RM.add(box, el("h3", {}, m.name + ": not scored"));
-      RM.add(box, el("div", {class: "muted"}, "the sample lacks a field this metric needs (see the input problems)"));
-      return box;
-    }
-    RM.add(box, el("h3", {}, m.name + ": ", j.error ? el("span", {class: "bad"}, "invalid (" + j.error.kind + ")") : fmt(j.value)));
-    if (j.error) {
-      RM.add(box, el("div", {class: "error"}, j.error.message));
-      if (j.error.raw !== null && j.error.raw !== undefined) {
-        RM.add(box, el("div", {class: "muted"}, "the judge's raw reply:"));
-        RM.add(box, el("pre", {class: "raw"}, String(j.error.raw)));
-      }
-    } else if (j.reason) {
-      RM.add(box, el("div", {class: "reason"}, j.reason));
-    }
-    const d = j.details || {};
-    if (Array.isArray(d.claims) && d.claims.length) RM.add(box, claimsTable(s, d.claims));
-    if (Array.isArray(d.questions) && d.questions.length) RM.add(box, questionsTable(d.questions));
-    if (Array.isArray(d.contexts) && d.contexts.length) {
-      RM.add(box, Array.isArray(d.contexts[0]) ? sentenceTable(d.contexts) : perContextTable(s, d.contexts));
-    }
-    RM.add(box, otherDetails(d));
-    const u = j.usage || {};
-    RM.add(box, el("div", {class: "muted usage"}, (u.requests || 0) + " request(s), " + (u.prompt_tokens || 0) +
-      " prompt + " + (u.completion_tokens || 0) + " completion tokens" + (u.cached_requests ? ", " + u.cached_requests + " from cache" : "") +
-      ", " + fmt(j.duration_s, 2) + " s"));
-    RM.add(box, callsTable(j));
-    return box;
-  }
-
   function select(i, fromClick) {
     selected = i;
     const s = samples[i];
@@ -375,19 +245,14 @@
     detail.hidden = false;
     const meta = Object.keys(s.metadata || {}).length ? el("details", {}, el("summary", {class: "muted"}, "metadata"),
       el("pre", {class: "text"}, JSON.stringify(s.metadata, null, 2))) : null;
-    const ctxs = s.contexts.map(function (c, k) {
-      const marks = s.marks.filter(function (m) { return m[0] === k; }).map(function (m) { return [m[1], m[2], m[3], m[4]]; });
-      return [el("h3", {}, "context " + (k + 1)), el("div", {class: "text context", "data-context": k}, RM.highlight(c, marks))];
-    });
     RM.add(detail,
       el("h2", {}, "sample " + s.idx + (s.id ? " \u00b7 " + s.id : "")),
       textBlock("question", s.question), textBlock("answer", s.answer), textBlock("reference", s.reference), meta,
       el("h3", {}, "scores"),
-      metrics.map(function (_, k) { return metricBlock(s, k); }),
+      metrics.map(function (m, k) { return metricBlock(s, m.name, s.scores[k]); }),
       el("h2", {}, s.contexts.length + " context(s)"),
-      el("div", {class: "muted"}, "highlighted: ", el("mark", {class: "ev-sup"}, "evidence of a supported claim"), " ",
-        el("mark", {class: "ev-unsup"}, "evidence of an unsupported claim"), " ", el("mark", {class: "rel"}, "sentence needed for the question")),
-      ctxs);
+      RM.sampleView.legend(),
+      RM.sampleView.contexts(s));
     try { history.replaceState(null, "", "#sample-" + s.idx); } catch (e) { /* some file:// settings forbid it */ }
     if (fromClick) detail.scrollIntoView({block: "start"});
   }
