@@ -79,6 +79,7 @@ def test_page_embeds_the_comparison_as_escaped_json(comparison: Comparison) -> N
         "</script>"
     )
     assert [j is not None for j in pair["b"]["scores"]] == [True, True]
+    assert pair["a"]["contexts"] == [CONTEXT] and pair["b"]["contexts"] is None  # same as A's: sent once
     # hostile text never appears raw in the document: only the page's own two script elements exist
     assert page.count("<script") == 2 and page.count("</script>") == 2
     assert "onerror=" not in page.replace("\\u003cimg src=x onerror=", "")
@@ -146,6 +147,8 @@ def test_browser_side_by_side_with_hostile_text_as_text(page: Browser, compariso
             "css selector", '.metric-block[data-metric="faithfulness"] table.claims tr.claim'
         )
         assert claims and "not supported" in b.text
+        for side in (a, b):  # B shows A's contexts, which the data carries once
+            assert [c.text for c in side.find_elements("css selector", ".context")] == [CONTEXT]
         assert detail.find_elements("css selector", "img, svg, a[href^='javascript'], script") == []
     _safe(page, comparison)
 

@@ -30,6 +30,14 @@ def _runs(comparison: Comparison) -> tuple[Result, Result]:
     return a, b
 
 
+def _pair(key: str, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """One matched sample; B's contexts are left out (``null``) when they equal A's, the usual case
+    when only the generator changed (the page reads A's then)."""
+    if b["contexts"] == a["contexts"]:
+        b = {**b, "contexts": None}
+    return {"key": key, "a": a, "b": b}
+
+
 def comparison_data(comparison: Comparison, margin: float = 0.0) -> dict[str, Any]:
     """The JSON-able content of the comparison page (see ``assets/compare.js``)."""
     a, b = _runs(comparison)
@@ -44,11 +52,7 @@ def comparison_data(comparison: Comparison, margin: float = 0.0) -> dict[str, An
         "runs": {"a": run_header(a), "b": run_header(b)},
         "metric_names": names,
         "pairs": [
-            {
-                "key": key,
-                "a": sample_data(a, ia, samples_a[ia], names),
-                "b": sample_data(b, ib, samples_b[ib], names),
-            }
+            _pair(key, sample_data(a, ia, samples_a[ia], names), sample_data(b, ib, samples_b[ib], names))
             for key, ia, ib in comparison.pairs
         ],
         "only_a": [{"key": k, "question": samples_a[idx_a[k]].question} for k in comparison.only_a],

@@ -7,6 +7,8 @@
   const V = RM.sampleView;
   const D = RM.data();
   const C = D.comparison, names = D.metric_names, pairs = D.pairs, runs = D.runs;
+  /* B's contexts are left out of the data when they equal A's */
+  for (const p of pairs) if (p.b.contexts === null) p.b.contexts = p.a.contexts;
   const higher = names.map(function (n) { return C.metrics[n].higher_is_better; });
   const app = document.getElementById("app");
   const ROW_H = 28;
