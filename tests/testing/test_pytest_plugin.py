@@ -164,3 +164,33 @@ def test_llm_judge_is_built_once_and_shares_its_cache(inner: pytest.Pytester, tm
         server.stop()
     result = Result.from_store(tmp_path / "b", "latest")
     assert result.meta["judge"]["name"] == "openai-compatible:m" and result.n_samples == 2
+
+
+def test_session_check_reads_ragas_objects() -> None:
+    """RagTestSession directly (not the outer session, so this suite prints no ragmeter table)."""
+    from pydantic import BaseModel
+
+    from ragmeter.testing import RagTestSession
+
+    class SingleTurnSample(BaseModel):  # the shape of a Ragas SingleTurnSample
+        user_input: str
+        retrieved_contexts: list[str]
+        response: str
+
+    session = RagTestSession()
+    try:
+        ok = SingleTurnSample(
+            user_input="How tall is the Eiffel Tower?",
+            retrieved_contexts=["The Eiffel Tower is about 330 metres tall."],
+            response="It is about 330 metres tall.",
+        )
+        result = session.check(ok, {"faithfulness": 0.5})
+        assert result.summary()["faithfulness"].mean > 0.5  # type: ignore[operator]
+        with pytest.raises(AssertionError, match=r"faithfulness: 0\.\d+ < 0\.99"):
+            session.check(
+                ok.model_dump() | {"response": "It is 900 metres tall and made of gold."},
+                {"faithfulness": 0.99},
+            )
+        assert [r.failed for r in session.records] == [(), ("faithfulness",)]
+    finally:
+        session.close()
