@@ -179,3 +179,19 @@ def test_unfaithful_answers_regress_and_a_rerun_does_not(tmp_path: Path) -> None
         and f.p_value < 0.01
     )
     assert f.worsened and "unsupported" in f.worsened[0].reason_b
+
+
+def test_no_match_says_why() -> None:
+    a = _result("A", {"m": [0.5, 0.6]}, ids=["x", "y"])
+    b = ragmeter.Result(
+        run_id="B",
+        meta=a.meta,
+        samples=[(i, Sample(question=f"question {k}?", answer="a")) for i, k in enumerate("xy")],
+        problems=[],
+        rows=[],
+        metric_names=["m"],
+    )
+    c = compare_runs(a, b)
+    assert c.n_matched == 0 and c.metrics["m"].n_pairs == 0 and c.metrics["m"].diff is None
+    assert any("no sample matched: A's keys are id:..., B's qr:..." in i for i in c.issues)
+    assert c.regressions() == []

@@ -283,6 +283,13 @@ def _issues(
         diff = _differences(sa, sb)
         if diff:
             issues.append(f"metric {name} differs: " + "; ".join(diff))
+    if counts[0] and counts[1] and counts[0] == len(a.samples) and counts[1] == len(b.samples):
+        kinds_a = sorted({k.split(":", 1)[0] for k in a.keys.values()})
+        kinds_b = sorted({k.split(":", 1)[0] for k in b.keys.values()})
+        issues.append(
+            f"no sample matched: A's keys are {'/'.join(kinds_a)}:..., B's {'/'.join(kinds_b)}:... "
+            "(an id column in one data file only, or other questions)"
+        )
     if hashes[0] != hashes[1]:
         issues.append(
             f"different evaluation sets (eval-set hash {hashes[0][:12]} vs {hashes[1][:12]}): "
