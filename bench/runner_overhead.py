@@ -1,38 +1,50 @@
-"""Runner overhead against the loopback OpenAI-compatible server.
+"""Runner overhead through the CLI, start-up included, against the loopback server.
 
-For each (latency, concurrency) it scores N samples with faithfulness (2 chat calls a sample,
-one after the other) through the real HTTP client, no cache, and reports samples/s and how close
-the wall time gets to the ideal ``requests x latency / concurrency``. At 0 ms latency the figure
-is the runner's (and client's, and server's) own cost per request.
+For each (latency, concurrency) it writes N samples to a JSONL file and runs, as a user would::
 
-    python bench/runner_overhead.py [--samples 400] [--json]
+    ragmeter evaluate data.jsonl --judge openai-compatible:fake-model --base-url URL \
+        --metrics faithfulness,answer_relevance,context_precision,context_recall \
+        --concurrency C --no-cache --no-progress --json --out DIR
+
+in a fresh process (so interpreter start-up, imports, loading the local embedder that answer
+relevance needs, the run store and the report are all in the wall time). The loopback
+OpenAI-compatible server of the tests runs in its own process. ``ratio`` is wall time over the
+ideal ``requests x latency / C``: 1.0 would be an endpoint whose C slots never idle and a runner
+that costs nothing. At 0 ms latency there is no ideal; the figure is the whole loop's own cost.
+
+    python bench/runner_overhead.py [--samples 200] [--concurrency 16,64] [--latency 0,0.2]
+                                    [--extra "--judge-concurrency 8"] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
+import os
 import platform
+import shlex
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-import ragmeter
-from ragmeter import JudgeConfig, make_judge
-
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "helpers" / "server.py"
+METRICS = "faithfulness,answer_relevance,context_precision,context_recall"
 
 
 def rows(n: int) -> list[dict[str, object]]:
     return [
         {
             "question": f"What does item {i} say?",
-            "contexts": [f"Item {i} says the topic is important. It was written in {1900 + i}."],
+            "contexts": [
+                f"Item {i} says the topic is important. It was written in {1900 + i}.",
+                f"Item {i + 1} is about something else entirely.",
+            ],
             "answer": f"Item {i} says the topic is important. It was written in {1900 + i}.",
+            "reference": f"Item {i} calls the topic important; it dates from {1900 + i}.",
         }
         for i in range(n)
     ]
@@ -40,9 +52,6 @@ def rows(n: int) -> list[dict[str, object]]:
 
 class ServerProcess:
     """The loopback server in its own process, so its threads do not share the runner's GIL."""
-
-    def __enter__(self) -> ServerProcess:
-        return self
 
     def __init__(self, latency: float) -> None:
         self.proc = subprocess.Popen(
@@ -54,9 +63,12 @@ class ServerProcess:
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()
 
+    def __enter__(self) -> ServerProcess:
+        return self
+
     def stats(self) -> dict[str, Any]:
         with urllib.request.urlopen(self.url + "/stats") as r:  # loopback only
-            return json.loads(r.read())
+            return dict(json.loads(r.read()))
 
     def __exit__(self, *exc: object) -> None:
         assert self.proc.stdin is not None
@@ -64,65 +76,83 @@ class ServerProcess:
         self.proc.wait(timeout=10)
 
 
-async def one(latency: float, concurrency: int, n: int) -> dict[str, float]:
-    with ServerProcess(latency) as server:
-        judge = make_judge(
+def one(latency: float, concurrency: int, n: int, data: Path, extra: list[str]) -> dict[str, Any]:
+    with ServerProcess(latency) as server, tempfile.TemporaryDirectory() as out:
+        cmd = [
+            sys.executable,
+            "-m",
+            "ragmeter",
+            "evaluate",
+            str(data),
+            "--judge",
             "openai-compatible:fake-model",
-            base_url=server.url,
-            config=JudgeConfig(concurrency=concurrency, timeout_s=30, max_retries=0),
-        )
-        data = rows(n)
-        try:
-            start = time.perf_counter()
-            result = await ragmeter.aevaluate(data, ["faithfulness"], judge, concurrency=concurrency)
-            wall = time.perf_counter() - start
-        finally:
-            await judge.aclose()
+            "--base-url",
+            server.url,
+            "--metrics",
+            METRICS,
+            "--concurrency",
+            str(concurrency),
+            "--no-cache",
+            "--no-progress",
+            "--json",
+            "--out",
+            out,
+            *extra,
+        ]
+        env = {**os.environ, "OPENAI_API_KEY": "loopback"}
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"ragmeter exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+        report = json.loads(proc.stdout)
         stats = server.stats()
-        requests = stats["total_requests"]
-        assert result.summary()["faithfulness"].n_scored == n, result.summary()
-        assert stats["peak_in_flight"] <= concurrency
+    for name, m in report["metrics"].items():
+        if m["n_scored"] != n:
+            raise SystemExit(f"{name}: {m['n_scored']} of {n} scored: {m}")
+    requests = int(stats["total_requests"])
     ideal = requests * latency / concurrency
     return {
-        "latency_ms": latency * 1000,
+        "latency_ms": round(latency * 1000),
         "concurrency": concurrency,
         "samples": n,
         "requests": requests,
+        "peak_in_flight": stats["peak_in_flight"],
         "wall_s": round(wall, 3),
-        "samples_per_s": round(n / wall, 1),
-        "requests_per_s": round(requests / wall, 1),
         "ideal_s": round(ideal, 3),
-        "efficiency": round(ideal / wall, 3) if ideal else None,
-        "overhead_ms_per_request": round((wall - ideal) / requests * concurrency * 1000, 2)
-        if ideal
-        else round(wall / requests * 1000, 3),
+        "ratio": round(wall / ideal, 3) if ideal else None,
+        "requests_per_s": round(requests / wall, 1),
     }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--samples", type=int, default=400)
+    ap.add_argument("--samples", type=int, default=200)
+    ap.add_argument("--concurrency", default="16,64", help="comma-separated values")
+    ap.add_argument("--latency", default="0,0.2", help="comma-separated seconds")
+    ap.add_argument("--extra", default="", help="extra CLI options, e.g. '--judge-concurrency 8'")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    extra = shlex.split(args.extra)
     results = []
-    for latency in (0.0, 0.2):
-        for conc in (16, 64):
-            results.append(asyncio.run(one(latency, conc, args.samples)))
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data.jsonl"
+        data.write_text("".join(json.dumps(r) + "\n" for r in rows(args.samples)), encoding="utf-8")
+        for latency in (float(x) for x in args.latency.split(",")):
+            for conc in (int(x) for x in args.concurrency.split(",")):
+                results.append(one(latency, conc, args.samples, data, extra))
+    machine = {"machine": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()}
     if args.json:
-        print(
-            json.dumps(
-                {"machine": platform.platform(), "python": platform.python_version(), "results": results}
-            )
-        )
+        print(json.dumps({**machine, "metrics": METRICS, "results": results}))
         return
-    print(f"machine: {platform.platform()}, python {platform.python_version()}, samples {args.samples}")
-    print("| latency | concurrency | requests | wall s | samples/s | requests/s | ideal s | efficiency |")
+    print(f"{machine}, samples {args.samples}, metrics {METRICS}, extra {extra or 'none'}")
+    print("| latency | concurrency | requests | peak in flight | wall s | ideal s | ratio | requests/s |")
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
-        eff = "—" if r["efficiency"] is None else f"{r['efficiency']:.0%}"
+        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}x"
         print(
-            f"| {r['latency_ms']:.0f} ms | {r['concurrency']} | {r['requests']} | {r['wall_s']} | "
-            f"{r['samples_per_s']} | {r['requests_per_s']} | {r['ideal_s']} | {eff} |"
+            f"| {r['latency_ms']} ms | {r['concurrency']} | {r['requests']} | {r['peak_in_flight']} | "
+            f"{r['wall_s']} | {r['ideal_s']} | {ratio} | {r['requests_per_s']} |"
         )
 
 

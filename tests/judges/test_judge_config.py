@@ -9,7 +9,7 @@ from ragmeter.judges import JudgeConfig
 def test_defaults_are_valid_and_serialisable() -> None:
     cfg = JudgeConfig()
     d = cfg.to_dict()
-    assert d["concurrency"] == 8 and d["structured"] == "auto" and d["max_retries"] == 6
+    assert d["concurrency"] is None and d["structured"] == "auto" and d["max_retries"] == 6
     assert JudgeConfig.from_dict(d) == cfg
 
 

@@ -274,7 +274,7 @@ async def test_describe_has_provider_config_and_prompt_versions() -> None:
     d = judge.describe()
     assert d["name"] == "fake:scripted"
     assert d["provider"] == {"provider": "fake", "model": "scripted"}
-    assert d["config"]["concurrency"] == FAST.concurrency
+    assert d["config"]["concurrency"] == 16  # FAST sets none: the default run value
     assert d["prompts"]["verify_claims/en"] == "1" and d["prompts"]["extract_claims/zh"] == "1"
     assert d["embedder"]["name"] == "fake:hash-16"
     json.dumps(d)  # serialisable for the run record

@@ -9,11 +9,13 @@ import click
 
 from ragmeter.cli.common import (
     JUDGE_OPTION_NAMES,
+    concurrency_option,
     echo_json,
     handle_errors,
     judge_from_spec,
     judge_options,
     judge_spec_from_options,
+    resolve_concurrency,
 )
 
 
@@ -25,7 +27,7 @@ from ragmeter.cli.common import (
 @click.option(
     "--metric", default=None, help="Score every aspect with this metric instead of the aspect's own."
 )
-@click.option("--concurrency", "-c", type=int, default=16, show_default=True, help="Jobs in flight.")
+@concurrency_option("Judge requests in flight per endpoint.")
 @click.option("--limit", type=int, default=None, help="Only the first N judgements of each file.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file and aspect, a line each.")
 @click.option(
@@ -42,7 +44,7 @@ from ragmeter.cli.common import (
 def agreement_cmd(
     files: tuple[Path, ...],
     metric: str | None,
-    concurrency: int,
+    concurrency: int | None,
     limit: int | None,
     as_json: bool,
     progress: bool | None,
@@ -61,6 +63,7 @@ def agreement_cmd(
     from ragmeter.run.sync import run_sync
 
     opts = {k: judge_opts.get(k) for k in JUDGE_OPTION_NAMES}
+    concurrency = resolve_concurrency(concurrency, opts.get("judge_concurrency"))
     judge = judge_from_spec(judge_spec_from_options(opts, out))
 
     async def go() -> Any:

@@ -51,10 +51,10 @@ def judge_options(f: F) -> F:
         click.option("--embeddings-base-url", default=None, help="Base URL for --embeddings."),
         click.option(
             "--judge-concurrency",
-            type=int,
-            default=8,
-            show_default=True,
-            help="Requests in flight per endpoint.",
+            type=click.IntRange(min=1),
+            default=None,
+            hidden=True,
+            help="Old name of --concurrency (requests in flight per endpoint).",
         ),
         click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request."),
         click.option(
@@ -120,6 +120,38 @@ JUDGE_OPTION_NAMES = (
 )
 
 
+#: the run's default for --concurrency (requests in flight per endpoint)
+DEFAULT_CONCURRENCY = 16
+
+
+def concurrency_option(help_text: str) -> Callable[[F], F]:
+    """--concurrency / -c: requests in flight per judge endpoint (``RunConfig.concurrency``)."""
+    return click.option(
+        "--concurrency",
+        "-c",
+        type=click.IntRange(min=1),
+        default=None,
+        help=f"{help_text} [default: {DEFAULT_CONCURRENCY}]",
+    )
+
+
+def resolve_concurrency(
+    concurrency: int | None, judge_concurrency: int | None, default: int = DEFAULT_CONCURRENCY
+) -> int:
+    """The run's --concurrency, accepting the old --judge-concurrency as another name for it."""
+    if judge_concurrency is not None:
+        if concurrency is not None and concurrency != judge_concurrency:
+            raise click.UsageError(
+                f"--judge-concurrency is the old name of --concurrency; give one of them, not "
+                f"--concurrency {concurrency} and --judge-concurrency {judge_concurrency}"
+            )
+        click.echo(
+            "note: --judge-concurrency is now --concurrency (requests in flight per endpoint)", err=True
+        )
+        return judge_concurrency
+    return default if concurrency is None else concurrency
+
+
 def judge_spec_from_options(opts: dict[str, Any], default_cache_dir: Path | None) -> dict[str, Any]:
     """The JSON-able recipe of a judge: stored in the run record so ``--resume`` can rebuild it."""
     cache_dir = opts.get("cache_dir") or default_cache_dir
@@ -130,7 +162,6 @@ def judge_spec_from_options(opts: dict[str, Any], default_cache_dir: Path | None
         "embeddings": opts.get("embeddings"),
         "embeddings_base_url": opts.get("embeddings_base_url"),
         "config": {
-            "concurrency": opts.get("judge_concurrency", 8),
             "timeout_s": opts.get("timeout", 60.0),
             "max_retries": opts.get("max_retries", 6),
             "rpm": opts.get("rpm"),
@@ -154,13 +185,16 @@ def judge_from_spec(recipe: dict[str, Any]) -> Any:
     spec = recipe.get("spec")
     if spec in (None, "local"):
         return make_judge(None)
+    # The CLI's one concurrency knob is --concurrency, handed to the judge by the run; a limit
+    # that a run recorded before that (the old --judge-concurrency) does not override it.
+    config = {k: v for k, v in recipe.get("config", {}).items() if k != "concurrency"}
     return make_judge(
         spec,
         base_url=recipe.get("base_url"),
         api_key_env=recipe.get("api_key_env"),
         embeddings=recipe.get("embeddings"),
         embeddings_base_url=recipe.get("embeddings_base_url"),
-        config=JudgeConfig(**recipe.get("config", {})),
+        config=JudgeConfig(**config),
         cache_path=recipe.get("cache_path"),
         prompts_dir=recipe.get("prompts_dir"),
     )

@@ -10,6 +10,7 @@ import click
 
 from ragmeter.cli.common import (
     JUDGE_OPTION_NAMES,
+    concurrency_option,
     echo_json,
     finish_gates,
     handle_errors,
@@ -19,6 +20,7 @@ from ragmeter.cli.common import (
     junit_option,
     out_option,
     parse_metric_list,
+    resolve_concurrency,
 )
 from ragmeter.errors import ConfigError
 
@@ -63,7 +65,9 @@ def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
 @click.argument("data", required=False, type=click.Path(path_type=Path))
 @click.option("--metrics", "-m", default=None, help="Comma-separated metric names (see `ragmeter metrics`).")
 @judge_options
-@click.option("--concurrency", "-c", type=int, default=16, show_default=True, help="Jobs in flight.")
+@concurrency_option(
+    "Judge requests in flight per endpoint (the runner keeps enough jobs going to fill them)."
+)
 @out_option
 @click.option("--run-id", default=None, help="Id for the new run (default: time-based).")
 @click.option(
@@ -142,7 +146,7 @@ def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
 def evaluate_cmd(
     data: Path | None,
     metrics: str | None,
-    concurrency: int,
+    concurrency: int | None,
     out: Path,
     run_id: str | None,
     resume: str | None,
@@ -178,6 +182,7 @@ def evaluate_cmd(
     from ragmeter.run.sync import run_sync
 
     opts = {k: judge_opts.get(k) for k in JUDGE_OPTION_NAMES}
+    concurrency = resolve_concurrency(concurrency, opts.get("judge_concurrency"))
     mapping = parse_mapping(list(mappings)) if mappings else None
     metric_names = parse_metric_list(metrics)
     bounds = parse_bounds(fail_under)

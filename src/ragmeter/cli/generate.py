@@ -14,6 +14,7 @@ from ragmeter.cli.common import (
     judge_from_spec,
     judge_options,
     judge_spec_from_options,
+    resolve_concurrency,
 )
 
 
@@ -52,7 +53,13 @@ from ragmeter.cli.common import (
     is_flag=True,
     help="Drop questions the model answers without the chunk (2 more calls per question).",
 )
-@click.option("--concurrency", "-c", type=int, default=4, show_default=True, help="Tasks in flight.")
+@click.option(
+    "--concurrency",
+    "-c",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Tasks in flight, each asking the judge one request at a time [default: 4].",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the task order.")
 @click.option(
     "--dry-run", is_flag=True, help="Count chunks and estimate calls, tokens and cost; call nothing."
@@ -76,7 +83,7 @@ def generate_cmd(
     num_questions_per_chunk: int,
     no_verify: bool,
     drop_answerable_without_context: bool,
-    concurrency: int,
+    concurrency: int | None,
     seed: int,
     dry_run: bool,
     resume: bool,
@@ -96,6 +103,7 @@ def generate_cmd(
     from ragmeter.testset.generate import agenerate_testset
 
     opts = {k: judge_opts.get(k) for k in JUDGE_OPTION_NAMES}
+    concurrency = resolve_concurrency(concurrency, opts.get("judge_concurrency"), default=4)
     if opts.get("judge") in (None, "local") and not offline:
         raise ConfigError(
             "generating questions needs an LLM judge and none was named. Name one (--judge openai:gpt-4o-mini, "
@@ -108,6 +116,10 @@ def generate_cmd(
     recipe = judge_spec_from_options(opts, out.parent)
     # a dry run builds no judge (no API key needed): the prices come from the options
     judge = None if offline or dry_run else judge_from_spec(recipe)
+    if judge is not None:
+        from ragmeter.run.executor import apply_run_concurrency
+
+        apply_run_concurrency(judge, concurrency)
     args: dict[str, Any] = dict(
         n=n,
         judge=judge,

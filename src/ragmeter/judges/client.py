@@ -1,7 +1,8 @@
 """ModelClient: the wrapper around a provider that owns cache, limits, timeouts, retries and usage.
 
 One client per endpoint. For each request: cache lookup; rpm/tpm limiter; a semaphore slot
-(``concurrency``); the provider call under ``timeout_s``; on :class:`RateLimitError` /
+(:attr:`ModelClient.concurrency`: ``JudgeConfig.concurrency`` when set, else the run's value);
+the provider call under ``timeout_s``; on :class:`RateLimitError` /
 :class:`TransportError` a retry after ``max(retry_after, backoff)`` with exponential backoff and
 full jitter (the semaphore slot is released while sleeping); any other :class:`JudgeError` raises at
 once. Every finished call (success, cache hit or final failure) is appended to the running job's
@@ -29,6 +30,9 @@ T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
 
 EMBED_BATCH_SIZE = 64
+#: requests in flight per endpoint when neither the judge's config nor a run sets it (the
+#: default of ``RunConfig.concurrency``)
+DEFAULT_CONCURRENCY = 16
 
 
 class ModelClient:
@@ -63,7 +67,8 @@ class ModelClient:
             self.config.rpm, self.config.tpm, sleep=self._sleep, clock=clock or time.monotonic
         )
         self._sem: asyncio.Semaphore | None = None
-        self._sem_loop: asyncio.AbstractEventLoop | None = None
+        self._sem_key: tuple[asyncio.AbstractEventLoop, int] | None = None
+        self.run_concurrency = DEFAULT_CONCURRENCY
         # running totals
         self.usage = Usage()
         self.calls = 0
@@ -88,7 +93,7 @@ class ModelClient:
         describe = getattr(self.provider, "describe", None)
         return {
             "provider": describe() if callable(describe) else {"name": self.name},
-            "config": self.config.to_dict(),
+            "config": {**self.config.to_dict(), "concurrency": self.concurrency},
             "cache": self.cache.describe(),
         }
 
@@ -121,11 +126,20 @@ class ModelClient:
 
     # -- the shared call path -----------------------------------------------------------------------
 
+    @property
+    def concurrency(self) -> int:
+        """Requests in flight at most: the config's value when set, else the run's."""
+        return self.config.concurrency if self.config.concurrency is not None else self.run_concurrency
+
+    def set_run_concurrency(self, n: int) -> None:
+        """The run's requests-in-flight limit; applies unless the config sets ``concurrency``."""
+        self.run_concurrency = max(1, int(n))
+
     def _semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        if self._sem is None or self._sem_loop is not loop:
-            self._sem = asyncio.Semaphore(self.config.concurrency)
-            self._sem_loop = loop
+        key = (asyncio.get_running_loop(), self.concurrency)
+        if self._sem is None or self._sem_key != key:  # a new event loop, or a new run's limit
+            self._sem = asyncio.Semaphore(key[1])
+            self._sem_key = key
         return self._sem
 
     def _backoff(self, attempt: int) -> float:

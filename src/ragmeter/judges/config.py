@@ -39,7 +39,9 @@ def _is_num(v: object) -> bool:
 class JudgeConfig:
     """Limits, retries and sampling for one judge endpoint.
 
-    - ``concurrency``: at most this many requests in flight per client (= per endpoint).
+    - ``concurrency``: at most this many requests in flight per client (= per endpoint). ``None``
+      (the default) follows the run's ``concurrency`` (``RunConfig.concurrency``, the CLI's
+      ``--concurrency``, 16 by default); an integer here overrides it for this judge.
     - ``timeout_s``: per-request timeout; a timeout is retried like a 5xx.
     - ``max_retries``: retries after the first attempt for 429 / 5xx / timeouts / connection errors.
     - ``backoff_base_s`` / ``backoff_max_s``: exponential backoff with full jitter,
@@ -51,7 +53,7 @@ class JudgeConfig:
     - ``prompt_price_per_1k`` / ``completion_price_per_1k``: prices (any currency) for cost reports.
     """
 
-    concurrency: int = 8
+    concurrency: int | None = None
     timeout_s: float = 60
     max_retries: int = 6
     backoff_base_s: float = 1.0
@@ -67,8 +69,8 @@ class JudgeConfig:
 
     def __post_init__(self) -> None:
         problems: list[str] = []
-        if not _is_int(self.concurrency) or self.concurrency < 1:
-            problems.append(f"concurrency must be an integer >= 1, got {self.concurrency!r}")
+        if self.concurrency is not None and (not _is_int(self.concurrency) or self.concurrency < 1):
+            problems.append(f"concurrency must be None or an integer >= 1, got {self.concurrency!r}")
         if not _is_num(self.timeout_s) or self.timeout_s <= 0:
             problems.append(f"timeout_s must be a number > 0, got {self.timeout_s!r}")
         if not _is_int(self.max_retries) or self.max_retries < 0:

@@ -151,6 +151,21 @@ class LLMJudge(MoreSteps):
             d["embedder"] = describe() if callable(describe) else {"name": type(emb).__name__}
         return d
 
+    def set_run_concurrency(self, n: int) -> None:
+        """Requests in flight per endpoint for this run (the judge's config, when it sets
+        ``concurrency``, wins); the runner calls this with ``RunConfig.concurrency``."""
+        self.client.set_run_concurrency(n)
+        if isinstance(self.embedder, ModelClient):
+            self.embedder.set_run_concurrency(n)
+
+    @property
+    def in_flight(self) -> int:
+        """Requests waiting on the endpoint(s) now (the progress bar shows it)."""
+        n = self.client.in_flight
+        if isinstance(self.embedder, ModelClient) and self.embedder is not self.client:
+            n += self.embedder.in_flight
+        return n
+
     async def aclose(self) -> None:
         await self.client.aclose()
         if isinstance(self.embedder, ModelClient) and self.embedder is not self.client:

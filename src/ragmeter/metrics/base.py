@@ -15,12 +15,17 @@ A custom metric in about ten lines::
         async def score(self, sample, judge):
             n = len(sample.answer.split())
             return Score(value=min(n / 100, 1.0), reason=f"{n} words")
+
+Batching (optional): a metric that can score many samples at once more cheaply than one by one
+(arithmetic without awaits, one ``embed`` call for a whole batch) sets ``batch_size`` and
+overrides ``score_batch``; the runner then hands it up to ``batch_size`` samples per call. A
+metric that does neither is scored one sample at a time, as above.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -119,9 +124,21 @@ class Metric:
     higher_is_better: ClassVar[bool] = True
     threshold: ClassVar[float | None] = None
     version: ClassVar[str] = "1"
+    #: samples the runner passes to one :meth:`score_batch` call; 0 (the default): the runner
+    #: calls :meth:`score` once per sample and never calls :meth:`score_batch`
+    batch_size: ClassVar[int] = 0
 
     async def score(self, sample: Sample, judge: Judge) -> Score:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    async def score_batch(self, samples: Sequence[Sample], judge: Judge) -> list[Score]:
+        """One Score per sample, in order: the same values ``score`` gives each sample alone.
+
+        The runner calls it (with at most ``batch_size`` samples) when ``batch_size > 0``. If it
+        raises, or returns the wrong number of scores, the runner scores that batch's samples
+        one by one with :meth:`score`, so an error still lands on the sample that caused it.
+        This default scores each sample in turn."""
+        return [await self.score(s, judge) for s in samples]
 
     def missing_steps(self, judge: Any) -> list[str]:
         """Steps this metric needs that ``judge`` cannot do (empty: the judge can compute it).

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ragmeter.errors import ConfigError
 from ragmeter.metrics._common import blank, cosine_rows, empty_input
@@ -31,12 +34,17 @@ class SemanticSimilarity(Metric):
 
     Edge cases: an empty (whitespace-only) answer or reference, or an unusable embedding reply
     (wrong shape, zero vector, NaN), is invalid. Judge errors propagate to the runner.
+
+    Batched (``score_batch``): the texts of up to ``batch_size`` samples go to the judge in one
+    ``embed`` call, so the embedder (local or remote) works on large batches; the values are those
+    of ``score`` sample by sample.
     """
 
     name = "semantic_similarity"
     requires = ("answer", "reference")
     steps = ("embed",)
     threshold = 0.8
+    batch_size = 128
 
     def __init__(self, threshold: float = 0.8) -> None:
         if (
@@ -52,12 +60,32 @@ class SemanticSimilarity(Metric):
         return {"threshold": self.threshold}
 
     async def score(self, sample: Sample, judge: Judge) -> Score:
-        answer, reference = sample.answer, sample.reference
-        if answer is None or blank(answer):
-            return empty_input("answer")
-        if reference is None or blank(reference):
-            return empty_input("reference")
-        rows, why = cosine_rows(await judge.embed([answer.strip(), reference.strip()]), 2)
+        return (await self.score_batch([sample], judge))[0]
+
+    async def score_batch(self, samples: Sequence[Sample], judge: Judge) -> list[Score]:
+        out: list[Score | None] = []
+        texts: list[str] = []
+        for sample in samples:
+            answer, reference = sample.answer, sample.reference
+            if answer is None or blank(answer):
+                out.append(empty_input("answer"))
+            elif reference is None or blank(reference):
+                out.append(empty_input("reference"))
+            else:
+                out.append(None)
+                texts += [answer.strip(), reference.strip()]
+        pairs: list[Any] = []
+        if texts:
+            embedded = np.asarray(await judge.embed(texts))
+            if embedded.ndim != 2 or embedded.shape[0] != len(texts):
+                why = f"embed returned an array of shape {embedded.shape} for {len(texts)} texts"
+                return [s if s is not None else Score.invalid("EmbeddingError", why) for s in out]
+            pairs = [embedded[i : i + 2] for i in range(0, len(texts), 2)]
+        vectors = iter(pairs)
+        return [s if s is not None else self._from_pair(next(vectors)) for s in out]
+
+    def _from_pair(self, pair: Any) -> Score:
+        rows, why = cosine_rows(pair, 2)
         if rows is None:
             return Score.invalid("EmbeddingError", why)
         value = float(rows[0] @ rows[1])

@@ -1,9 +1,11 @@
-"""Progress display for long runs: jobs/s, ETA, tokens, invalid count (rich, on stderr)."""
+"""Progress display for long runs: jobs/s, ETA, judge requests in flight, tokens, invalid count
+(rich, on stderr)."""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ragmeter.judges.types import Usage
@@ -12,7 +14,14 @@ from ragmeter.judges.types import Usage
 class Progress:
     """Counts finished jobs; draws a rich progress bar when enabled. Cheap when disabled."""
 
-    def __init__(self, total: int, *, enabled: bool | None, description: str = "scoring") -> None:
+    def __init__(
+        self,
+        total: int,
+        *,
+        enabled: bool | None,
+        description: str = "scoring",
+        in_flight: Callable[[], int] | None = None,
+    ) -> None:
         if enabled is None:
             enabled = sys.stderr.isatty()
         self.enabled = enabled
@@ -21,6 +30,7 @@ class Progress:
         self.invalid = 0
         self.usage = Usage()
         self._start = time.perf_counter()
+        self._in_flight = in_flight
         self._bar: Any = None
         self._task: Any = None
         if enabled and total > 0:
@@ -42,13 +52,16 @@ class Progress:
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
                 TimeElapsedColumn(),
+                *([TextColumn("in flight {task.fields[in_flight]}")] if in_flight is not None else []),
                 TextColumn("tokens {task.fields[tokens]}"),
                 TextColumn("invalid {task.fields[invalid]}"),
                 console=Console(stderr=True),
                 transient=False,
             )
             self._bar.start()
-            self._task = self._bar.add_task(description, total=total, rate="", tokens=0, invalid=0)
+            self._task = self._bar.add_task(
+                description, total=total, rate="", tokens=0, invalid=0, in_flight=0
+            )
 
     def advance(self, *, invalid: bool, usage: Usage) -> None:
         self.done += 1
@@ -62,6 +75,7 @@ class Progress:
                 rate=f"{self.done / elapsed:.1f} jobs/s",
                 tokens=self.usage.total_tokens,
                 invalid=self.invalid,
+                in_flight=self._in_flight() if self._in_flight is not None else 0,
             )
 
     def close(self) -> None:

@@ -8,32 +8,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import platform
-import time
-import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from ragmeter.dataset.keys import sample_keys
-from ragmeter.dataset.sample import Dataset, Sample
-from ragmeter.errors import ConfigError, DatasetError, RagmeterError, RunError, UnsupportedStepError
+from ragmeter.dataset.sample import Dataset
+from ragmeter.errors import ConfigError, DatasetError, RunError, UnsupportedStepError
 from ragmeter.judges.base import Judge
-from ragmeter.judges.types import CallLog, Usage, current_call_log
-from ragmeter.metrics.base import Metric, Score, resolve_metrics
+from ragmeter.metrics.base import Metric, resolve_metrics
 from ragmeter.run.config import RunConfig
-from ragmeter.run.progress import Progress
+from ragmeter.run.executor import COMMIT_GROUP_ROWS, Job, apply_run_concurrency, run_jobs
 from ragmeter.run.result import Result
-from ragmeter.run.sync import gather_or_cancel
 
 RUN_FORMAT_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Job:
-    idx: int
-    metric: Metric
-    sample: Sample
 
 
 @dataclass(frozen=True)
@@ -144,30 +133,6 @@ def build_meta(
     }
 
 
-async def _score_one(job: Job, judge: Judge) -> tuple[Score, CallLog, float]:
-    """Run one job; every failure becomes an invalid Score with its cause. Never raises for a
-    judge or metric failure (cancellation still propagates)."""
-    log = CallLog()
-    token = current_call_log.set(log)
-    start = time.perf_counter()
-    try:
-        score = await job.metric.score(job.sample, judge)
-        if not isinstance(score, Score):
-            score = Score.invalid(
-                "MetricError", f"metric {job.metric.name!r} returned {type(score).__name__}, not a Score"
-            )
-    except RagmeterError as e:
-        score = Score.invalid(type(e).__name__, str(e) or type(e).__name__, raw=getattr(e, "raw", None))
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except Exception as e:  # a bug in a (custom) metric must not take the run down
-        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=6))
-        score = Score.invalid("MetricError", f"{type(e).__name__}: {e}", raw=tb)
-    finally:
-        current_call_log.reset(token)
-    return score, log, time.perf_counter() - start
-
-
 async def aevaluate(
     data: Any,
     metrics: Any,
@@ -197,12 +162,13 @@ async def aevaluate(
     owns_judge = judge is None or isinstance(judge, str)  # we built it, so we close it
     the_judge = resolve_judge(judge)
     check_judge_supports(metric_list, the_judge)
+    apply_run_concurrency(the_judge, config.concurrency)
 
     store = None
     if config.out is not None:
         from ragmeter.log.store import RunStore
 
-        store = RunStore(config.out)
+        store = RunStore(config.out, group_rows=COMMIT_GROUP_ROWS)
     try:
         if config.resume is not None:
             if store is None:
@@ -246,10 +212,10 @@ async def aevaluate(
                 store.add_samples(run_id, list(enumerate(dataset.samples)), keys)
                 store.add_problems(run_id, plan.problems)
 
-        rows = await _run_jobs(jobs, the_judge, config, store, run_id)
+        rows, n_done = await run_jobs(jobs, the_judge, config, store, run_id, keep_rows=store is None)
 
         if store is not None:
-            store.set_status(run_id, "finished", {"finished_jobs": len(rows)})
+            store.set_status(run_id, "finished", {"finished_jobs": n_done})
             result = Result.from_store(config.out, run_id)  # type: ignore[arg-type]
         else:
             result = Result(
@@ -274,52 +240,3 @@ async def aevaluate(
         if owns_judge:
             with contextlib.suppress(Exception):
                 await the_judge.aclose()
-
-
-async def _run_jobs(
-    jobs: Sequence[Job], judge: Judge, config: RunConfig, store: Any, run_id: str
-) -> list[Any]:
-    """A fixed pool of workers drains the job queue (structured: no unbounded gather)."""
-    from ragmeter.log.store import ScoreRow
-
-    queue: asyncio.Queue[Job] = asyncio.Queue()
-    for job in jobs:
-        queue.put_nowait(job)
-    rows: list[ScoreRow] = []
-    progress = Progress(len(jobs), enabled=config.progress)
-
-    async def worker() -> None:
-        while True:
-            try:
-                job = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            score, log, duration = await _score_one(job, judge)
-            usage: Usage = log.usage
-            calls = [_call_to_dict(c) for c in log.calls]
-            if store is not None:
-                store.record_score(run_id, job.idx, job.metric.name, score, log.calls, duration)
-            rows.append(ScoreRow(job.idx, job.metric.name, score, usage, calls, duration))
-            progress.advance(invalid=not score.valid, usage=usage)
-
-    n_workers = max(1, min(config.concurrency, len(jobs)))
-    tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
-    try:
-        await gather_or_cancel(tasks)
-    finally:
-        progress.close()
-    return rows
-
-
-def _call_to_dict(c: Any) -> dict[str, Any]:
-    return {
-        "step": c.step,
-        "model": c.model,
-        "reply": c.reply,
-        "usage": c.usage.to_dict(),
-        "cached": c.cached,
-        "latency_s": c.latency_s,
-        "prompt_version": c.prompt_version,
-        "attempts": c.attempts,
-        "error": c.error,
-    }

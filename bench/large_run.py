@@ -1,0 +1,132 @@
+"""A large judge-free run through the CLI: time, peak memory and run-store size.
+
+Generates N rows deterministically (seeded; question, three contexts, an answer and a reference of
+realistic length, English), writes them to a JSONL file and runs, in a fresh process::
+
+    ragmeter evaluate data.jsonl --metrics token_f1,rouge_l,bleu,exact_match \
+        --out DIR --no-progress --json
+
+It reports the wall time (start-up included), the peak resident memory of that process (from
+``wait4``), the size of the run store (``runs.sqlite`` plus its WAL) and the bytes of sample text
+in the input, so "text held once" can be read off the store size.
+
+    python bench/large_run.py [--rows 20000] [--metrics ...] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+METRICS = "token_f1,rouge_l,bleu,exact_match"
+
+_WORDS = (
+    "the river city bridge was built in century by engineers who used stone and iron to span wide "
+    "valley trade grew after railway opened north station market people moved from farms into new "
+    "houses along canal factory produced cloth paper glass tools for export harbour ships carried goods "
+    "across sea council voted to expand school library hospital park museum during long years of growth"
+).split()
+
+
+def _sentence(rng: random.Random, n: int) -> str:
+    words = [rng.choice(_WORDS) for _ in range(n)]
+    return " ".join(words).capitalize() + "."
+
+
+def make_rows(n: int, seed: int = 7) -> list[dict[str, Any]]:
+    """``n`` deterministic rows; the answer shares about half its words with the reference."""
+    rng = random.Random(seed)
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        reference = " ".join(_sentence(rng, rng.randint(8, 16)) for _ in range(2))
+        ref_words = reference.split()
+        answer_words = [w if rng.random() < 0.5 else rng.choice(_WORDS) for w in ref_words]
+        out.append(
+            {
+                "id": f"q{i}",
+                "question": _sentence(rng, rng.randint(6, 12)).rstrip(".") + "?",
+                "contexts": [
+                    " ".join(_sentence(rng, rng.randint(10, 20)) for _ in range(3)) for _ in range(3)
+                ],
+                "answer": " ".join(answer_words),
+                "reference": reference,
+            }
+        )
+    return out
+
+
+def run(data: Path, out: Path, metrics: str) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "ragmeter", "evaluate", str(data), "--metrics", metrics, "--no-progress"]
+    cmd += ["--json", "--out", str(out)]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = proc.communicate()
+    wall = time.perf_counter() - start
+    # the one child this script runs: its peak RSS is the children's maximum (KiB on Linux)
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if proc.returncode != 0:
+        raise SystemExit(f"ragmeter exited {proc.returncode}:\n{stderr[-2000:]}")
+    report = json.loads(stdout)
+    store = sum(p.stat().st_size for p in out.glob("runs.sqlite*"))
+    return {
+        "wall_s": round(wall, 2),
+        "peak_rss_mb": round(peak_kb / 1024, 1),
+        "store_mb": round(store / 1e6, 1),
+        "n_samples": report["n_samples"],
+        "scored": {k: v["n_scored"] for k, v in report["metrics"].items()},
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=20_000)
+    ap.add_argument("--metrics", default=METRICS)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data.jsonl"
+        rows = make_rows(args.rows)
+        with data.open("w", encoding="utf-8") as f:
+            for r in rows:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        text_bytes = sum(
+            len(r["question"].encode())
+            + len(r["answer"].encode())
+            + len(r["reference"].encode())
+            + sum(len(c.encode()) for c in r["contexts"])
+            for r in rows
+        )
+        del rows
+        result = run(data, Path(tmp) / "runs", args.metrics)
+    result.update(
+        rows=args.rows,
+        metrics=args.metrics,
+        input_mb=round(text_bytes / 1e6, 1),
+        machine=platform.platform(),
+        python=platform.python_version(),
+        cpus=os.cpu_count(),
+    )
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(
+        f"{result['machine']}, python {result['python']}; {args.rows} rows x {args.metrics}; "
+        f"sample text {result['input_mb']} MB"
+    )
+    print("| wall s | peak RSS MB | store MB |")
+    print("|---|---|---|")
+    print(f"| {result['wall_s']} | {result['peak_rss_mb']} | {result['store_mb']} |")
+
+
+if __name__ == "__main__":
+    main()

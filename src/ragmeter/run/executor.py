@@ -1,0 +1,206 @@
+"""Executing a run's jobs: keep the judge's request slots full, batch what can be batched, record.
+
+Scheduling. ``RunConfig.concurrency`` (the CLI's ``--concurrency``) is the number of judge requests
+in flight per endpoint: the runner hands it to the judge (``judge.set_run_concurrency``; a
+``JudgeConfig.concurrency`` set explicitly wins) and runs ``JOBS_PER_SLOT`` times as many jobs at
+once. The surplus matters because a job is often not *sending* anything: it waits on a step
+another metric of the same sample has in flight (the step memo, :mod:`ragmeter.judges.memo`), or
+between its own sequential steps. Jobs that cannot get a request slot simply queue on the
+endpoint's semaphore (first come, first served), which costs nothing.
+
+Batching. A metric with ``batch_size > 0`` scores up to that many samples in one
+``score_batch`` call (the lexical metrics, semantic similarity with one ``embed`` call for the
+whole batch). A batch that raises is scored again sample by sample, so one bad sample still gets
+its own invalid score and the rest stay valid.
+
+Recording. Each result goes to the run store as soon as it exists; the store commits in groups
+(:class:`ragmeter.log.store.RunStore`), and a background task commits what is pending every
+``COMMIT_INTERVAL_S`` so that a crash loses at most the last group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.errors import RagmeterError
+from ragmeter.judges.types import CallLog, current_call_log
+from ragmeter.metrics.base import Metric, Score
+from ragmeter.run.progress import Progress
+from ragmeter.run.sync import gather_or_cancel
+
+if TYPE_CHECKING:
+    from ragmeter.dataset.sample import Sample
+    from ragmeter.judges.base import Judge
+    from ragmeter.log.store import ScoreRow
+    from ragmeter.run.config import RunConfig
+
+#: jobs in flight per request slot of the endpoint (see the module docstring)
+JOBS_PER_SLOT = 4
+#: the longest a finished result waits in memory before the store commits it
+COMMIT_INTERVAL_S = 0.1
+#: results the run store commits in one transaction at most (see ragmeter.log.store)
+COMMIT_GROUP_ROWS = 1000
+
+
+@dataclass(frozen=True)
+class Job:
+    idx: int
+    metric: Metric
+    sample: Sample
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Jobs of one batchable metric, scored by one ``score_batch`` call."""
+
+    metric: Metric
+    jobs: tuple[Job, ...]
+
+
+def _invalid_from(e: BaseException, metric: Metric) -> Score:
+    if isinstance(e, RagmeterError):
+        return Score.invalid(type(e).__name__, str(e) or type(e).__name__, raw=getattr(e, "raw", None))
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=6))
+    return Score.invalid("MetricError", f"{type(e).__name__}: {e}", raw=tb)
+
+
+def _checked(score: Any, metric: Metric) -> Score:
+    if isinstance(score, Score):
+        return score
+    return Score.invalid(
+        "MetricError", f"metric {metric.name!r} returned {type(score).__name__}, not a Score"
+    )
+
+
+async def score_one(job: Job, judge: Judge) -> tuple[Score, CallLog, float]:
+    """Run one job; every failure becomes an invalid Score with its cause. Never raises for a
+    judge or metric failure (cancellation still propagates)."""
+    log = CallLog()
+    token = current_call_log.set(log)
+    start = time.perf_counter()
+    try:
+        score = _checked(await job.metric.score(job.sample, judge), job.metric)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        raise
+    except Exception as e:  # a judge error, or a bug in a (custom) metric: not the run's end
+        score = _invalid_from(e, job.metric)
+    finally:
+        current_call_log.reset(token)
+    return score, log, time.perf_counter() - start
+
+
+async def score_batch(batch: Batch, judge: Judge) -> list[tuple[Job, Score, CallLog, float]]:
+    """Score a batch in one call. The batch's model calls (if any) are logged with its first job;
+    each job gets an equal share of the wall time. If the batch call fails, or returns the wrong
+    number of scores, each job is scored on its own."""
+    log = CallLog()
+    token = current_call_log.set(log)
+    start = time.perf_counter()
+    try:
+        scores = list(await batch.metric.score_batch([j.sample for j in batch.jobs], judge))
+        if len(scores) != len(batch.jobs):
+            raise ValueError(f"score_batch returned {len(scores)} scores for {len(batch.jobs)} samples")
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        raise
+    except Exception:
+        scores = None
+    finally:
+        current_call_log.reset(token)
+    if scores is None:
+        return [(job, *await score_one(job, judge)) for job in batch.jobs]
+    share = (time.perf_counter() - start) / len(batch.jobs)
+    return [
+        (job, _checked(s, batch.metric), log if i == 0 else CallLog(), share)
+        for i, (job, s) in enumerate(zip(batch.jobs, scores, strict=True))
+    ]
+
+
+def work_units(jobs: Sequence[Job]) -> Iterator[Job | Batch]:
+    """Jobs in order, with the jobs of each batchable metric gathered into batches of its
+    ``batch_size`` (a batch is yielded once full, or at the end)."""
+    pending: dict[int, list[Job]] = {}
+    for job in jobs:
+        size = int(getattr(job.metric, "batch_size", 0) or 0)
+        if size <= 0:
+            yield job
+            continue
+        group = pending.setdefault(id(job.metric), [])
+        group.append(job)
+        if len(group) >= size:
+            yield Batch(job.metric, tuple(group))
+            pending[id(job.metric)] = []
+    for group in pending.values():
+        if group:
+            yield Batch(group[0].metric, tuple(group))
+
+
+def apply_run_concurrency(judge: Judge, n: int) -> None:
+    """Give the judge the run's requests-in-flight limit (judges without endpoints ignore it)."""
+    setter = getattr(judge, "set_run_concurrency", None)
+    if callable(setter):
+        setter(n)
+
+
+async def run_jobs(
+    jobs: Sequence[Job],
+    judge: Judge,
+    config: RunConfig,
+    store: Any,
+    run_id: str,
+    *,
+    keep_rows: bool,
+) -> tuple[list[ScoreRow], int]:
+    """Run ``jobs``; record each result. Returns (rows kept in memory when ``keep_rows``, jobs done)."""
+    from ragmeter.log.serialize import call_to_dict
+    from ragmeter.log.store import ScoreRow
+
+    in_flight = (lambda: int(getattr(judge, "in_flight", 0))) if hasattr(judge, "in_flight") else None
+    rows: list[ScoreRow] = []
+    progress = Progress(len(jobs), enabled=config.progress, in_flight=in_flight)
+    units = work_units(jobs)
+    done = 0
+
+    def record(job: Job, score: Score, log: CallLog, duration: float) -> None:
+        nonlocal done
+        done += 1
+        if store is not None:
+            store.record_score(run_id, job.idx, job.metric.name, score, log.calls, duration)
+        usage = log.usage
+        if keep_rows:
+            calls = [call_to_dict(c) for c in log.calls]
+            rows.append(ScoreRow(job.idx, job.metric.name, score, usage, calls, duration))
+        progress.advance(invalid=not score.valid, usage=usage)
+
+    async def worker() -> None:
+        for unit in units:  # one shared iterator: each unit goes to exactly one worker
+            if isinstance(unit, Batch):
+                for job, score, log, duration in await score_batch(unit, judge):
+                    record(job, score, log, duration)
+            else:
+                record(unit, *await score_one(unit, judge))
+
+    async def committer() -> None:
+        while True:
+            await asyncio.sleep(COMMIT_INTERVAL_S)
+            store.flush()
+
+    n_workers = max(1, min(config.concurrency * JOBS_PER_SLOT, len(jobs)))
+    tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
+    commit_task = asyncio.ensure_future(committer()) if store is not None else None
+    try:
+        await gather_or_cancel(tasks)
+    finally:
+        if commit_task is not None:
+            commit_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await commit_task
+        if store is not None:
+            store.flush()
+        progress.close()
+    return rows, done

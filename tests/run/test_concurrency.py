@@ -1,0 +1,109 @@
+"""One concurrency knob: ``RunConfig.concurrency`` / ``--concurrency`` is judge requests in flight
+per endpoint, and the runner keeps enough jobs going (memo waits included) to fill them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import ragmeter
+from helpers.server import FakeOpenAIServer
+from ragmeter import JudgeConfig, make_judge
+from ragmeter.cli.main import cli
+from ragmeter.log.store import RunStore
+
+CORE = ["faithfulness", "answer_relevance", "context_precision", "context_recall"]
+
+
+def _rows(n: int) -> list[dict[str, object]]:
+    return [
+        {
+            "question": f"What does item {i} say?",
+            "contexts": [f"Item {i} says the topic is important. It was written in {1900 + i}."],
+            "answer": f"Item {i} says the topic is important. It was written in {1900 + i}.",
+            "reference": f"Item {i} calls the topic important.",
+        }
+        for i in range(n)
+    ]
+
+
+async def _peak(server: FakeOpenAIServer, tmp_path: Path, config: JudgeConfig, concurrency: int) -> int:
+    judge = make_judge("openai-compatible:fake-model", base_url=server.url, config=config)
+    try:
+        result = await ragmeter.aevaluate(_rows(30), CORE, judge, concurrency=concurrency, out=tmp_path)
+    finally:
+        await judge.aclose()
+    for name in CORE:
+        assert result.summary()[name].n_scored == 30, name
+    # the run record names the limit the endpoint ran under
+    assert result.meta["judge"]["config"]["concurrency"] == min(
+        concurrency, config.concurrency or concurrency
+    )
+    return server.peak_in_flight
+
+
+async def test_run_concurrency_is_requests_in_flight_and_they_are_filled(tmp_path: Path) -> None:
+    # 30 samples x 4 metrics make 120 requests of 20 ms: with 6 slots and the shared steps of
+    # each sample in flight, the endpoint sees exactly 6 at once at some point and never 7.
+    with FakeOpenAIServer(latency_s=0.02) as server:
+        assert await _peak(server, tmp_path, JudgeConfig(), 6) == 6
+
+
+async def test_an_explicit_judge_concurrency_wins_over_the_run(tmp_path: Path) -> None:
+    with FakeOpenAIServer(latency_s=0.02) as server:
+        assert await _peak(server, tmp_path, JudgeConfig(concurrency=3), 12) == 3
+
+
+def _cli(args: list[str]) -> tuple[int, str, str]:
+    res = CliRunner().invoke(cli, args, catch_exceptions=False)
+    return res.exit_code, res.stdout, res.stderr
+
+
+def _write(tmp_path: Path, n: int) -> Path:
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _rows(n)), encoding="utf-8")
+    return data
+
+
+def _judge_args(server: FakeOpenAIServer) -> list[str]:
+    return ["--judge", "openai-compatible:fake-model", "--base-url", server.url, "--no-cache"]
+
+
+def test_cli_concurrency_sets_the_endpoint_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "loopback")
+    with FakeOpenAIServer(latency_s=0.02) as server:
+        args = ["evaluate", str(_write(tmp_path, 20)), "-m", ",".join(CORE), "--json", "--out", str(tmp_path)]
+        code, out, err = _cli([*args, *_judge_args(server), "--concurrency", "5"])
+        assert code == 0, err
+        assert server.peak_in_flight == 5
+        with RunStore(tmp_path) as store:
+            meta = store.get_run(json.loads(out)["run_id"]).meta
+        assert meta["config"]["concurrency"] == 5
+        assert meta["judge"]["config"]["concurrency"] == 5
+        # the recipe stored for --resume does not pin a limit: a resume follows its own --concurrency
+        assert "concurrency" not in meta["judge_recipe"]["config"]
+
+
+def test_cli_old_judge_concurrency_is_an_alias(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "loopback")
+    data = str(_write(tmp_path, 6))
+    with FakeOpenAIServer(latency_s=0.02) as server:
+        base = [
+            "evaluate",
+            data,
+            "-m",
+            "faithfulness",
+            "--json",
+            "--out",
+            str(tmp_path),
+            *_judge_args(server),
+        ]
+        code, _, err = _cli([*base, "--judge-concurrency", "2"])
+        assert code == 0, err
+        assert "--judge-concurrency is now --concurrency" in err
+        assert server.peak_in_flight == 2
+        code, _, err = _cli([*base, "--judge-concurrency", "2", "--concurrency", "4"])
+        assert code == 2 and "give one of them" in err
