@@ -6,11 +6,13 @@ realistic length, English), writes them to a JSONL file and runs, in a fresh pro
     ragmeter evaluate data.jsonl --metrics token_f1,rouge_l,bleu,exact_match \
         --out DIR --no-progress --json
 
-It reports the wall time (start-up included), the peak resident memory of that process (from
-``wait4``), the size of the run store (``runs.sqlite`` plus its WAL) and the bytes of sample text
+It reports the wall time (start-up included), the CPU time and the peak resident memory of that
+process, the size of the run store (``runs.sqlite`` plus its WAL) and the bytes of sample text
 in the input, so "text held once" can be read off the store size.
 
-    python bench/large_run.py [--rows 20000] [--metrics ...] [--json]
+``--baseline SRC`` runs another checkout's code (e.g. ``../main/src``) on the same file first.
+
+    python bench/large_run.py [--rows 20000] [--metrics ...] [--baseline SRC] [--json]
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cli_runs import env_for, ragmeter_cmd, versions
 
 METRICS = "token_f1,rouge_l,bleu,exact_match"
 
@@ -65,22 +71,34 @@ def make_rows(n: int, seed: int = 7) -> list[dict[str, Any]]:
     return out
 
 
-def run(data: Path, out: Path, metrics: str) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "ragmeter", "evaluate", str(data), "--metrics", metrics, "--no-progress"]
-    cmd += ["--json", "--out", str(out)]
+def run(data: Path, out: Path, metrics: str, src: str | None) -> dict[str, Any]:
+    cmd = [
+        *ragmeter_cmd(),
+        "evaluate",
+        str(data),
+        "--metrics",
+        metrics,
+        "--no-progress",
+        "--json",
+        "--out",
+        str(out),
+    ]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(src))
     stdout, stderr = proc.communicate()
     wall = time.perf_counter() - start
-    # the one child this script runs: its peak RSS is the children's maximum (KiB on Linux)
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"ragmeter exited {proc.returncode}:\n{stderr[-2000:]}")
     report = json.loads(stdout)
     store = sum(p.stat().st_size for p in out.glob("runs.sqlite*"))
     return {
         "wall_s": round(wall, 2),
-        "peak_rss_mb": round(peak_kb / 1024, 1),
+        "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 2),
+        # ru_maxrss of the children is the largest of any child so far: run one version per process
+        # for a clean figure (the bench runs the baseline first, so its figure is its own)
+        "peak_rss_mb": round(after.ru_maxrss / 1024, 1),
         "store_mb": round(store / 1e6, 1),
         "n_samples": report["n_samples"],
         "scored": {k: v["n_scored"] for k, v in report["metrics"].items()},
@@ -91,8 +109,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=20_000)
     ap.add_argument("--metrics", default=METRICS)
+    ap.add_argument("--baseline", metavar="SRC", help="run this checkout's src/ first, for a ratio")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data.jsonl"
         rows = make_rows(args.rows)
@@ -107,25 +127,28 @@ def main() -> None:
             for r in rows
         )
         del rows
-        result = run(data, Path(tmp) / "runs", args.metrics)
-    result.update(
-        rows=args.rows,
-        metrics=args.metrics,
-        input_mb=round(text_bytes / 1e6, 1),
-        machine=platform.platform(),
-        python=platform.python_version(),
-        cpus=os.cpu_count(),
-    )
+        for label, src in versions(args.baseline):
+            results[label] = run(data, Path(tmp) / f"runs-{label}", args.metrics, src)
+    info = {
+        "rows": args.rows,
+        "metrics": args.metrics,
+        "input_mb": round(text_bytes / 1e6, 1),
+        "machine": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_avg": round(os.getloadavg()[0], 1),
+    }
     if args.json:
-        print(json.dumps(result))
+        print(json.dumps({**info, "versions": results}))
         return
     print(
-        f"{result['machine']}, python {result['python']}; {args.rows} rows x {args.metrics}; "
-        f"sample text {result['input_mb']} MB"
+        f"{info['machine']}, python {info['python']}; {args.rows} rows x {args.metrics}; "
+        f"sample text {info['input_mb']} MB; load {info['load_avg']}"
     )
-    print("| wall s | peak RSS MB | store MB |")
-    print("|---|---|---|")
-    print(f"| {result['wall_s']} | {result['peak_rss_mb']} | {result['store_mb']} |")
+    print("| code | wall s | CPU s | peak RSS MB | store MB |")
+    print("|---|---|---|---|---|")
+    for label, r in results.items():
+        print(f"| {label} | {r['wall_s']} | {r['cpu_s']} | {r['peak_rss_mb']} | {r['store_mb']} |")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from ragmeter.dataset import Dataset, Sample, load_dataset
+from typing import TYPE_CHECKING
+
+from ragmeter._lazy import lazy_exports
 from ragmeter.errors import (
     ConfigError,
     DatasetError,
@@ -19,20 +21,59 @@ from ragmeter.errors import (
     TransportError,
     UnsupportedStepError,
 )
-from ragmeter.judges.base import GeneratedQuestions, Judge, Verdict
-from ragmeter.judges.config import JudgeConfig
-from ragmeter.judges.factory import make_judge
-from ragmeter.metrics.base import Metric, Score, ScoreError, get_metric, list_metrics, register_metric
-from ragmeter.metrics.rubric import rubric
-from ragmeter.pipeline import run_pipeline, run_retriever
-from ragmeter.report.comparison import Comparison, compare_runs
-from ragmeter.retrieval.api import evaluate_retrieval
-from ragmeter.run.agreement import aagreement, agreement
-from ragmeter.run.api import evaluate
-from ragmeter.run.config import RunConfig
-from ragmeter.run.result import MetricSummary, Result
-from ragmeter.run.runner import aevaluate
-from ragmeter.testset import generate_testset
+
+if TYPE_CHECKING:
+    from ragmeter.dataset import Dataset, Sample, load_dataset
+    from ragmeter.judges.base import GeneratedQuestions, Judge, Verdict
+    from ragmeter.judges.config import JudgeConfig
+    from ragmeter.judges.factory import make_judge
+    from ragmeter.metrics.base import Metric, Score, ScoreError, get_metric, list_metrics, register_metric
+    from ragmeter.metrics.rubric import rubric
+    from ragmeter.pipeline import run_pipeline, run_retriever
+    from ragmeter.report.comparison import Comparison, compare_runs
+    from ragmeter.retrieval.api import evaluate_retrieval
+    from ragmeter.run.agreement import aagreement, agreement
+    from ragmeter.run.api import evaluate
+    from ragmeter.run.config import RunConfig
+    from ragmeter.run.result import MetricSummary, Result
+    from ragmeter.run.runner import aevaluate
+    from ragmeter.testset import generate_testset
+
+# The rest of the API is imported on first use (see ragmeter._lazy).
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Dataset": "ragmeter.dataset",
+        "Sample": "ragmeter.dataset",
+        "load_dataset": "ragmeter.dataset",
+        "GeneratedQuestions": "ragmeter.judges.base",
+        "Judge": "ragmeter.judges.base",
+        "Verdict": "ragmeter.judges.base",
+        "JudgeConfig": "ragmeter.judges.config",
+        "make_judge": "ragmeter.judges.factory",
+        "Metric": "ragmeter.metrics.base",
+        "Score": "ragmeter.metrics.base",
+        "ScoreError": "ragmeter.metrics.base",
+        "get_metric": "ragmeter.metrics.base",
+        "list_metrics": "ragmeter.metrics.base",
+        "register_metric": "ragmeter.metrics.base",
+        "rubric": "ragmeter.metrics.rubric",
+        "run_pipeline": "ragmeter.pipeline",
+        "run_retriever": "ragmeter.pipeline",
+        "Comparison": "ragmeter.report.comparison",
+        "compare_runs": "ragmeter.report.comparison",
+        "evaluate_retrieval": "ragmeter.retrieval.api",
+        "aagreement": "ragmeter.run.agreement",
+        "agreement": "ragmeter.run.agreement",
+        "evaluate": "ragmeter.run.api",
+        "RunConfig": "ragmeter.run.config",
+        "MetricSummary": "ragmeter.run.result",
+        "Result": "ragmeter.run.result",
+        "aevaluate": "ragmeter.run.runner",
+        "generate_testset": "ragmeter.testset",
+    },
+)
+
 
 __all__ = [
     "Comparison",

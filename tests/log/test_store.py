@@ -312,3 +312,41 @@ def test_concurrent_reader_thread_sees_progress(tmp_path: Path) -> None:
     assert not errors
     assert counts == sorted(counts)  # never goes backwards
     assert counts[-1] == 200
+
+
+def test_grouped_scores_commit_on_flush_and_a_crash_loses_at_most_the_last_group(tmp_path: Path) -> None:
+    script = f"""
+import os
+from ragmeter.log import RunStore
+from ragmeter.metrics.base import Score
+s = RunStore({str(tmp_path)!r}, group_rows=1000)
+s.create_run("g", {{}})
+for i in range(3):
+    s.record_score("g", i, "m", Score(0.5), [], 0.1)
+s.flush()
+for i in range(3, 5):
+    s.record_score("g", i, "m", Score(0.5), [], 0.1)
+os._exit(1)  # no close: the last two rows were never committed
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    with RunStore(tmp_path) as store:
+        assert store.completed_jobs("g") == {(i, "m") for i in range(3)}
+
+
+def test_grouped_scores_are_seen_by_reads_commit_when_full_and_on_close(tmp_path: Path) -> None:
+    with RunStore(tmp_path, group_rows=4) as store, RunStore(tmp_path) as other:
+        store.create_run("g", {})
+        for i in range(3):
+            store.record_score("g", i, "m", Score(0.25), [], 0.1)
+        assert other.completed_jobs("g") == set()  # pending in the writer
+        assert len(store.load_scores("g")) == 3  # a read by the writer commits first
+        assert len(other.load_scores("g")) == 3
+        for i in range(3, 7):
+            store.record_score("g", i, "m", Score(0.25), [], 0.1)
+        assert len(other.load_scores("g")) == 7  # the fourth pending row filled the group
+        store.record_score("g", 7, "m", Score(0.25), [], 0.1)
+    with RunStore(tmp_path) as again:
+        assert len(again.load_scores("g")) == 8  # close committed the rest
+        with pytest.raises(RunError, match="no run"):
+            again.record_score("nope", 0, "m", Score(1.0))

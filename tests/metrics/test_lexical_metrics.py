@@ -251,3 +251,25 @@ async def test_rouge_l_matches_rouge_score_if_installed(judge, answer, reference
     rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
     expected = rouge_scorer.RougeScorer(["rougeL"]).score(reference, answer)["rougeL"].fmeasure
     assert (await RougeL().score(s(answer, reference), judge)).value == pytest.approx(expected)
+
+
+def _lcs_table(a: list[str], b: list[str]) -> int:
+    """The textbook O(len(a) * len(b)) table, to check the bit-parallel lcs_length against."""
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def test_lcs_length_equals_the_textbook_table_on_random_sequences():
+    import random
+
+    rng = random.Random(3)
+    for _ in range(500):
+        alphabet = "abcdefgh"[: rng.randint(1, 8)]
+        a = [rng.choice(alphabet) for _ in range(rng.randint(0, 40))]
+        b = [rng.choice(alphabet) for _ in range(rng.randint(0, 90))]
+        assert lcs_length(a, b) == lcs_length(b, a) == _lcs_table(a, b), (a, b)

@@ -69,6 +69,19 @@ def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
     "Judge requests in flight per endpoint (the runner keeps enough jobs going to fill them)."
 )
 @out_option
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help='Where jobs run: this process, or sharded over a Ray cluster (pip install "ragmeter[ray]").',
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDR",
+    help="Ray cluster to join with --engine ray (default: a new local one).",
+)
 @click.option("--run-id", default=None, help="Id for the new run (default: time-based).")
 @click.option(
     "--resume", default=None, metavar="RUN", help="Finish an interrupted run without repeating work."
@@ -148,6 +161,8 @@ def evaluate_cmd(
     metrics: str | None,
     concurrency: int | None,
     out: Path,
+    engine: str,
+    ray_address: str | None,
     run_id: str | None,
     resume: str | None,
     mappings: tuple[str, ...],
@@ -175,7 +190,6 @@ def evaluate_cmd(
     --fail-on-invalid), 2 bad input or configuration.
     """
     from ragmeter.dataset import load_dataset, parse_mapping
-    from ragmeter.report.console import render_result
     from ragmeter.report.gates import check_gate_metrics, parse_bounds, threshold_checks
     from ragmeter.run.config import RunConfig
     from ragmeter.run.runner import aevaluate
@@ -183,6 +197,9 @@ def evaluate_cmd(
 
     opts = {k: judge_opts.get(k) for k in JUDGE_OPTION_NAMES}
     concurrency = resolve_concurrency(concurrency, opts.get("judge_concurrency"))
+    if ray_address is not None and engine != "ray":
+        raise click.UsageError("--ray-address needs --engine ray")
+    engine_opts: dict[str, Any] = {"engine": engine, "ray_address": ray_address}
     mapping = parse_mapping(list(mappings)) if mappings else None
     metric_names = parse_metric_list(metrics)
     bounds = parse_bounds(fail_under)
@@ -215,7 +232,9 @@ def evaluate_cmd(
         check_gate_metrics(bounds, metric_names)
         judge = judge_from_spec(recipe)
         metric_objs = _metrics_from_meta(info.meta, metric_names)
-        config = RunConfig(concurrency=concurrency, out=out, resume=info.run_id, progress=progress)
+        config = RunConfig(
+            concurrency=concurrency, out=out, resume=info.run_id, progress=progress, **engine_opts
+        )
         result = run_sync(
             _closing(judge, aevaluate(data, metric_objs, judge, config=config, mapping=mapping))
         )
@@ -268,6 +287,7 @@ def evaluate_cmd(
             fail_on_invalid=fail_on_invalid,
             progress=progress,
             limit=limit,
+            **engine_opts,
         )
         result = run_sync(
             _closing(
@@ -289,6 +309,8 @@ def evaluate_cmd(
     if as_json:
         echo_json({**result.to_dict(), **({"gates": [c.to_dict() for c in checks]} if checks else {})})
     else:
+        from ragmeter.report.console import render_result
+
         render_result(result)
     if gated or junit is not None:
         finish_gates(

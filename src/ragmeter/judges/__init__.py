@@ -8,9 +8,9 @@ Names are imported on first use, so ``import ragmeter.judges`` stays light (no `
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ragmeter._lazy import lazy_exports
 from ragmeter.judges.base import GeneratedQuestions, Judge, Verdict
 from ragmeter.judges.config import JudgeConfig
 
@@ -23,27 +23,21 @@ if TYPE_CHECKING:
     from ragmeter.judges.providers.fake import FakeEmbeddingProvider, FakeExhaustedError, FakeProvider
     from ragmeter.judges.providers.openai_compat import OpenAICompatibleProvider
 
-_LAZY = {
-    "LLMCache": "ragmeter.judges.cache",
-    "NullCache": "ragmeter.judges.cache",
-    "ModelClient": "ragmeter.judges.client",
-    "make_judge": "ragmeter.judges.factory",
-    "LLMJudge": "ragmeter.judges.llm",
-    "load_prompt": "ragmeter.judges.prompts",
-    "FakeProvider": "ragmeter.judges.providers.fake",
-    "FakeEmbeddingProvider": "ragmeter.judges.providers.fake",
-    "FakeExhaustedError": "ragmeter.judges.providers.fake",
-    "OpenAICompatibleProvider": "ragmeter.judges.providers.openai_compat",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ragmeter.judges' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "LLMCache": "ragmeter.judges.cache",
+        "NullCache": "ragmeter.judges.cache",
+        "ModelClient": "ragmeter.judges.client",
+        "make_judge": "ragmeter.judges.factory",
+        "LLMJudge": "ragmeter.judges.llm",
+        "load_prompt": "ragmeter.judges.prompts",
+        "FakeProvider": "ragmeter.judges.providers.fake",
+        "FakeEmbeddingProvider": "ragmeter.judges.providers.fake",
+        "FakeExhaustedError": "ragmeter.judges.providers.fake",
+        "OpenAICompatibleProvider": "ragmeter.judges.providers.openai_compat",
+    },
+)
 
 
 __all__ = [

@@ -15,16 +15,38 @@ cross-encoder folder (:class:`CrossEncoderSupport`)::
 
 from __future__ import annotations
 
-from ragmeter.local.calibration import Combiner, load_combiner
-from ragmeter.local.cross_encoder import CrossEncoderSupport
-from ragmeter.local.embedders import (
-    Embedder,
-    SentenceTransformerEmbedder,
-    USEEmbedder,
-    default_embedder,
-    normalize_rows,
+from typing import TYPE_CHECKING
+
+from ragmeter._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ragmeter.local.calibration import Combiner, load_combiner
+    from ragmeter.local.cross_encoder import CrossEncoderSupport
+    from ragmeter.local.embedders import (
+        Embedder,
+        SentenceTransformerEmbedder,
+        USEEmbedder,
+        default_embedder,
+        normalize_rows,
+    )
+    from ragmeter.local.judge import SUPPORTED_STEPS, LocalJudge
+
+# imported on first use: an LLM judge that embeds locally needs the embedder, not the local judge
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Combiner": "ragmeter.local.calibration",
+        "load_combiner": "ragmeter.local.calibration",
+        "CrossEncoderSupport": "ragmeter.local.cross_encoder",
+        "Embedder": "ragmeter.local.embedders",
+        "SentenceTransformerEmbedder": "ragmeter.local.embedders",
+        "USEEmbedder": "ragmeter.local.embedders",
+        "default_embedder": "ragmeter.local.embedders",
+        "normalize_rows": "ragmeter.local.embedders",
+        "SUPPORTED_STEPS": "ragmeter.local.judge",
+        "LocalJudge": "ragmeter.local.judge",
+    },
 )
-from ragmeter.local.judge import SUPPORTED_STEPS, LocalJudge
 
 __all__ = [
     "SUPPORTED_STEPS",

@@ -493,8 +493,8 @@ class RunStore:
             None if err is None else err.kind,
             None if err is None else err.message,
             None if err is None else err.raw,
-            dumps(usage.to_dict()),
-            dumps(call_dicts),
+            dumps(usage.to_dict()) if call_dicts else "{}",  # a judge-free score: no usage, no calls
+            dumps(call_dicts) if call_dicts else "[]",
             float(duration_s),
             _now(),
         )

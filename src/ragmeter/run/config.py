@@ -8,18 +8,24 @@ from typing import Any
 
 from ragmeter.errors import ConfigError
 
+ENGINES: tuple[str, ...] = ("local", "ray")
+
 
 @dataclass(frozen=True)
 class RunConfig:
     """How a run is executed (not what it scores).
 
-    ``concurrency``: (sample, metric) jobs in flight at once. The judge's own client limits the
-    requests per endpoint separately (``JudgeConfig.concurrency``).
+    ``concurrency``: judge requests in flight per endpoint (the runner keeps enough jobs going
+    to fill them; a ``JudgeConfig.concurrency`` set explicitly caps one judge lower).
     ``out``: directory of the run store (SQLite); ``None`` keeps the run in memory only.
     ``strict``: any bad row stops the run before a single judge call.
     ``fail_on_invalid``: the CLI exits 1 when any score is invalid (the Python API reports it in
     ``Result.n_invalid`` and never raises for it).
     ``progress``: ``True``/``False``, or ``None`` for "when stderr is a terminal".
+    ``engine``: ``"local"`` (this process) or ``"ray"`` (jobs sharded over a Ray cluster, see
+    :mod:`ragmeter.run.ray_engine`); ``ray_address``: the cluster to join (None: the one this
+    process is connected to, or a new local one); ``ray_workers``: Ray workers (None: one per CPU
+    of the cluster).
     """
 
     concurrency: int = 16
@@ -31,10 +37,19 @@ class RunConfig:
     progress: bool | None = None
     limit: int | None = None
     bootstrap_resamples: int = 2000
+    engine: str = "local"
+    ray_address: str | None = None
+    ray_workers: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
             raise ConfigError(f"concurrency must be a positive integer, got {self.concurrency!r}")
+        if self.engine not in ENGINES:
+            raise ConfigError(f"engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
+        if self.engine != "ray" and (self.ray_address is not None or self.ray_workers is not None):
+            raise ConfigError("ray_address and ray_workers apply to engine='ray' only")
+        if self.ray_workers is not None and (not isinstance(self.ray_workers, int) or self.ray_workers < 1):
+            raise ConfigError(f"ray_workers must be a positive integer, got {self.ray_workers!r}")
         if self.limit is not None and self.limit < 1:
             raise ConfigError(f"limit must be a positive integer, got {self.limit!r}")
         if self.run_id is not None and self.resume is not None:

@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -147,6 +147,69 @@ def apply_run_concurrency(judge: Judge, n: int) -> None:
         setter(n)
 
 
+class Recorder:
+    """Where finished jobs go, whatever engine ran them: the run store (committed in groups, and
+    every ``COMMIT_INTERVAL_S`` by a background task while the recorder is entered), the progress
+    bar, and, when ``keep_rows``, a list for an in-memory result."""
+
+    def __init__(
+        self,
+        store: Any,
+        run_id: str,
+        total: int,
+        *,
+        progress: bool | None,
+        keep_rows: bool,
+        in_flight: Callable[[], int] | None = None,
+    ) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.keep_rows = keep_rows
+        self.rows: list[ScoreRow] = []
+        self.done = 0
+        self._progress = Progress(total, enabled=progress, in_flight=in_flight)
+        self._commit_task: asyncio.Future[None] | None = None
+
+    def add(self, row: ScoreRow, calls: Sequence[Any] | None = None) -> None:
+        """Record one finished job. ``calls``: its model calls as records (default: ``row.calls``)."""
+        self.done += 1
+        if self.store is not None:
+            self.store.record_score(
+                self.run_id, row.idx, row.metric, row.score, row.calls if calls is None else calls, row.duration_s
+            )
+        if self.keep_rows:
+            self.rows.append(row)
+        self._progress.advance(invalid=not row.score.valid, usage=row.usage)
+
+    def add_log(self, job: Job, score: Score, log: CallLog, duration: float) -> None:
+        from ragmeter.log.serialize import call_to_dict
+        from ragmeter.log.store import ScoreRow
+
+        calls = [call_to_dict(c) for c in log.calls] if self.keep_rows else []
+        self.add(ScoreRow(job.idx, job.metric.name, score, log.usage, calls, duration), log.calls)
+
+    async def _commit_loop(self) -> None:
+        while True:
+            await asyncio.sleep(COMMIT_INTERVAL_S)
+            self.store.flush()
+
+    async def __aenter__(self) -> Recorder:
+        if self.store is not None:
+            self._commit_task = asyncio.ensure_future(self._commit_loop())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            if self._commit_task is not None:
+                self._commit_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._commit_task
+            if self.store is not None:
+                self.store.flush()
+        finally:
+            self._progress.close()
+
+
 async def run_jobs(
     jobs: Sequence[Job],
     judge: Judge,
@@ -156,51 +219,23 @@ async def run_jobs(
     *,
     keep_rows: bool,
 ) -> tuple[list[ScoreRow], int]:
-    """Run ``jobs``; record each result. Returns (rows kept in memory when ``keep_rows``, jobs done)."""
-    from ragmeter.log.serialize import call_to_dict
-    from ragmeter.log.store import ScoreRow
-
+    """Run ``jobs`` in this process; record each result. Returns (rows kept in memory when
+    ``keep_rows``, jobs done)."""
     in_flight = (lambda: int(getattr(judge, "in_flight", 0))) if hasattr(judge, "in_flight") else None
-    rows: list[ScoreRow] = []
-    progress = Progress(len(jobs), enabled=config.progress, in_flight=in_flight)
+    recorder = Recorder(
+        store, run_id, len(jobs), progress=config.progress, keep_rows=keep_rows, in_flight=in_flight
+    )
     units = work_units(jobs)
-    done = 0
-
-    def record(job: Job, score: Score, log: CallLog, duration: float) -> None:
-        nonlocal done
-        done += 1
-        if store is not None:
-            store.record_score(run_id, job.idx, job.metric.name, score, log.calls, duration)
-        usage = log.usage
-        if keep_rows:
-            calls = [call_to_dict(c) for c in log.calls]
-            rows.append(ScoreRow(job.idx, job.metric.name, score, usage, calls, duration))
-        progress.advance(invalid=not score.valid, usage=usage)
 
     async def worker() -> None:
         for unit in units:  # one shared iterator: each unit goes to exactly one worker
             if isinstance(unit, Batch):
                 for job, score, log, duration in await score_batch(unit, judge):
-                    record(job, score, log, duration)
+                    recorder.add_log(job, score, log, duration)
             else:
-                record(unit, *await score_one(unit, judge))
-
-    async def committer() -> None:
-        while True:
-            await asyncio.sleep(COMMIT_INTERVAL_S)
-            store.flush()
+                recorder.add_log(unit, *await score_one(unit, judge))
 
     n_workers = max(1, min(config.concurrency * JOBS_PER_SLOT, len(jobs)))
-    tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
-    commit_task = asyncio.ensure_future(committer()) if store is not None else None
-    try:
-        await gather_or_cancel(tasks)
-    finally:
-        if commit_task is not None:
-            commit_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await commit_task
-        if store is not None:
-            store.flush()
-        progress.close()
-    return rows, done
+    async with recorder:
+        await gather_or_cancel([asyncio.ensure_future(worker()) for _ in range(n_workers)])
+    return recorder.rows, recorder.done

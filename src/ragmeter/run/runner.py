@@ -212,7 +212,13 @@ async def aevaluate(
                 store.add_samples(run_id, list(enumerate(dataset.samples)), keys)
                 store.add_problems(run_id, plan.problems)
 
-        rows, n_done = await run_jobs(jobs, the_judge, config, store, run_id, keep_rows=store is None)
+        if config.engine == "ray":
+            from ragmeter.run.ray_engine import judge_source, run_jobs_ray
+
+            source = judge_source(judge, run_meta)
+            rows, n_done = await run_jobs_ray(jobs, source, config, store, run_id, keep_rows=store is None)
+        else:
+            rows, n_done = await run_jobs(jobs, the_judge, config, store, run_id, keep_rows=store is None)
 
         if store is not None:
             store.set_status(run_id, "finished", {"finished_jobs": n_done})
