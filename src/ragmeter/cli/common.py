@@ -179,25 +179,12 @@ def judge_spec_from_options(opts: dict[str, Any], default_cache_dir: Path | None
 
 def judge_from_spec(recipe: dict[str, Any]) -> Any:
     """Build the judge a recipe describes (see :func:`judge_spec_from_options`)."""
-    from ragmeter.judges.config import JudgeConfig
-    from ragmeter.judges.factory import make_judge
+    from ragmeter.judges.factory import make_judge_from_recipe
 
-    spec = recipe.get("spec")
-    if spec in (None, "local"):
-        return make_judge(None)
     # The CLI's one concurrency knob is --concurrency, handed to the judge by the run; a limit
     # that a run recorded before that (the old --judge-concurrency) does not override it.
-    config = {k: v for k, v in recipe.get("config", {}).items() if k != "concurrency"}
-    return make_judge(
-        spec,
-        base_url=recipe.get("base_url"),
-        api_key_env=recipe.get("api_key_env"),
-        embeddings=recipe.get("embeddings"),
-        embeddings_base_url=recipe.get("embeddings_base_url"),
-        config=JudgeConfig(**config),
-        cache_path=recipe.get("cache_path"),
-        prompts_dir=recipe.get("prompts_dir"),
-    )
+    config = {k: v for k, v in (recipe.get("config") or {}).items() if k != "concurrency"}
+    return make_judge_from_recipe({**recipe, "config": config})
 
 
 def handle_errors(f: F) -> F:

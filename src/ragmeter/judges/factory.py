@@ -11,7 +11,7 @@ as ``"package.module:function"`` so the module is imported only when used.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -199,3 +199,39 @@ def _embedding_provider(
     url = embeddings_base_url or (base_url if kind == judge_kind or kind == "openai-compatible" else None)
     key_env = embeddings_api_key_env or (api_key_env if same_endpoint else None)
     return make_provider(embeddings, base_url=url, api_key_env=key_env)
+
+
+def make_judge_from_recipe(recipe: Mapping[str, Any]) -> Judge:
+    """Build a judge from a JSON-able recipe: ``spec`` (None or ``"local"``: the local judge) and
+    the keyword arguments of :func:`make_judge` (``base_url``, ``api_key_env``, ``embeddings``,
+    ``embeddings_base_url``, ``config`` as a dict of :class:`JudgeConfig` fields, ``cache_path``,
+    ``prompts_dir``). The CLI stores one in each run record (``judge_recipe``) for ``--resume``; a
+    recipe is also how ``engine="ray"`` builds the judge on every worker."""
+    known = {
+        "spec",
+        "base_url",
+        "api_key_env",
+        "embeddings",
+        "embeddings_base_url",
+        "config",
+        "cache_path",
+        "prompts_dir",
+    }
+    unknown = sorted(set(recipe) - known)
+    if unknown:
+        raise ConfigError(
+            f"unknown judge recipe key(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    spec = recipe.get("spec")
+    if spec in (None, "local"):
+        return make_judge(None)
+    return make_judge(
+        spec,
+        base_url=recipe.get("base_url"),
+        api_key_env=recipe.get("api_key_env"),
+        embeddings=recipe.get("embeddings"),
+        embeddings_base_url=recipe.get("embeddings_base_url"),
+        config=JudgeConfig.from_dict(dict(recipe.get("config") or {})),
+        cache_path=recipe.get("cache_path"),
+        prompts_dir=recipe.get("prompts_dir"),
+    )

@@ -48,38 +48,42 @@ def import_ray() -> Any:
 
 
 def judge_source(judge: Any, meta: Mapping[str, Any] | None) -> dict[str, Any]:
-    """How each worker builds the judge: from a spec string (or None, the local judge), or from
-    the CLI's judge recipe. A judge object cannot be shipped to other processes."""
+    """The judge recipe each worker builds its judge from (see
+    :func:`ragmeter.judges.factory.make_judge_from_recipe`): the judge given as a spec string (or
+    None, the local judge) or as a recipe, else the recipe the CLI stored in the run record. A
+    judge object cannot be shipped: its clients, caches and models belong to this process."""
     if judge is None or isinstance(judge, str):
         return {"spec": judge}
+    if isinstance(judge, Mapping):
+        return dict(judge)
     recipe = (meta or {}).get("judge_recipe")
     if isinstance(recipe, Mapping):
-        return {"recipe": dict(recipe)}
+        return dict(recipe)
     raise ConfigError(
-        "engine='ray' builds the judge on each worker, so give it as a spec: judge=None (the local "
-        "judge) or a string such as 'openai:gpt-4o-mini'; a judge object cannot be sent to the workers "
-        "(the CLI's --engine ray works with every --judge option)"
+        "engine='ray' builds the judge on each worker, so give it as a spec or a recipe: judge=None (the "
+        "local judge), a string such as 'openai:gpt-4o-mini', or a dict such as {'spec': "
+        "'openai-compatible:MODEL', 'base_url': URL, 'config': {...}}; a judge object cannot be sent "
+        "to the workers (the CLI's --engine ray works with every --judge option)"
     )
 
 
-def build_judge(source: Mapping[str, Any]) -> Any:
-    if "recipe" in source:
-        from ragmeter.cli.common import judge_from_spec
+def build_judge(recipe: Mapping[str, Any], concurrency: int) -> Any:
+    """A worker's judge, with ``concurrency`` requests in flight at most (its share of the run's)."""
+    from ragmeter.judges.factory import make_judge_from_recipe
 
-        return judge_from_spec(dict(source["recipe"]))
-    from ragmeter.judges.factory import make_judge
-
-    return make_judge(source.get("spec"))
+    config = {k: v for k, v in (recipe.get("config") or {}).items() if k != "concurrency"}
+    judge = make_judge_from_recipe({**recipe, "config": config})
+    apply_run_concurrency(judge, concurrency)
+    return judge
 
 
 class Worker:
     """One Ray actor: a judge built once, one event loop, shards scored by the local executor."""
 
-    def __init__(self, source: Mapping[str, Any], concurrency: int) -> None:
+    def __init__(self, recipe: Mapping[str, Any], concurrency: int) -> None:
         from ragmeter.run.config import RunConfig
 
-        self.judge = build_judge(source)
-        apply_run_concurrency(self.judge, concurrency)
+        self.judge = build_judge(recipe, concurrency)
         self.config = RunConfig(concurrency=concurrency, progress=False)
         self.loop = asyncio.new_event_loop()
 
@@ -112,14 +116,20 @@ def shards(jobs: Sequence[Job], n_workers: int) -> Iterator[list[Job]]:
         yield shard
 
 
-def _worker_count(ray: Any, config: RunConfig) -> int:
+def _worker_count(ray: Any, config: RunConfig, total: int) -> int:
     n = config.ray_workers or int(ray.cluster_resources().get("CPU", 1) or 1)
-    return max(1, min(n, config.concurrency))
+    return max(1, min(n, total))
+
+
+def total_concurrency(recipe: Mapping[str, Any], config: RunConfig) -> int:
+    """Requests in flight the endpoint may see in all: the recipe's explicit judge limit, else the run's."""
+    explicit = (recipe.get("config") or {}).get("concurrency")
+    return min(int(explicit), config.concurrency) if explicit else config.concurrency
 
 
 async def run_jobs_ray(
     jobs: Sequence[Job],
-    source: Mapping[str, Any],
+    recipe: Mapping[str, Any],
     config: RunConfig,
     store: Any,
     run_id: str,
@@ -145,10 +155,11 @@ async def run_jobs_ray(
     try:
         if not jobs:
             return [], 0
-        n_workers = _worker_count(ray, config)
-        per_worker = max(1, config.concurrency // n_workers)
+        total = total_concurrency(recipe, config)
+        n_workers = _worker_count(ray, config, total)
+        per_worker = max(1, total // n_workers)
         actor_cls = ray.remote(num_cpus=1)(Worker)
-        actors = [actor_cls.remote(dict(source), per_worker) for _ in range(n_workers)]
+        actors = [actor_cls.remote(dict(recipe), per_worker) for _ in range(n_workers)]
         todo = shards(jobs, n_workers)
 
         def submit(actor: Any) -> None:

@@ -37,11 +37,16 @@ class Plan:
 
 
 def resolve_judge(judge: Any) -> Judge:
-    """A Judge instance, a spec string ("openai:gpt-4o-mini"), or None for the local judge."""
+    """A Judge instance, a spec string ("openai:gpt-4o-mini"), None for the local judge, or a
+    recipe dict (see :func:`ragmeter.judges.factory.make_judge_from_recipe`)."""
     if judge is None or isinstance(judge, str):
         from ragmeter.judges.factory import make_judge
 
         return make_judge(judge)
+    if isinstance(judge, Mapping):
+        from ragmeter.judges.factory import make_judge_from_recipe
+
+        return make_judge_from_recipe(judge)
     if callable(getattr(judge, "supports", None)) and isinstance(getattr(judge, "name", None), str):
         return judge  # type: ignore[no-any-return]
     raise ConfigError(f"not a judge: {judge!r}; pass a Judge, a spec such as 'openai:gpt-4o-mini', or None")
@@ -147,7 +152,9 @@ async def aevaluate(
 
     ``data``: a path (JSONL, JSON, CSV, Parquet), a DataFrame, a list of dicts or Samples, or a
     Dataset. ``metrics``: names, instances, or a comma-separated string. ``judge``: a Judge, a spec
-    string, or None for the offline local judge. ``config``: a :class:`RunConfig`; keyword
+    string, None for the offline local judge, or a recipe dict (``{"spec": ..., "base_url": ...,
+    "config": {...}}``, see :func:`ragmeter.judges.factory.make_judge_from_recipe`), which
+    ``engine="ray"`` needs unless the judge is a spec or None. ``config``: a :class:`RunConfig`; keyword
     ``options`` (``concurrency``, ``out``, ``strict``, ``resume``, ...) build one when not given.
     ``meta``: extra fields stored in the run record (the CLI stores how to rebuild the judge).
     """
@@ -159,7 +166,7 @@ async def aevaluate(
     from ragmeter.dataset.sources import load_dataset
 
     metric_list = resolve_metrics(metrics)
-    owns_judge = judge is None or isinstance(judge, str)  # we built it, so we close it
+    owns_judge = judge is None or isinstance(judge, (str, Mapping))  # we built it, so we close it
     the_judge = resolve_judge(judge)
     check_judge_supports(metric_list, the_judge)
     apply_run_concurrency(the_judge, config.concurrency)
@@ -206,7 +213,10 @@ async def aevaluate(
                 run_id = config.run_id or new_run_id()
             else:
                 run_id = config.run_id or "in-memory"
-            run_meta = build_meta(plan, the_judge, config, meta)
+            extra_meta = dict(meta or {})
+            if isinstance(judge, Mapping):  # a recipe rebuilds the judge for --resume and Ray workers
+                extra_meta.setdefault("judge_recipe", dict(judge))
+            run_meta = build_meta(plan, the_judge, config, extra_meta)
             if store is not None:
                 store.create_run(run_id, run_meta)
                 store.add_samples(run_id, list(enumerate(dataset.samples)), keys)
@@ -215,8 +225,8 @@ async def aevaluate(
         if config.engine == "ray":
             from ragmeter.run.ray_engine import judge_source, run_jobs_ray
 
-            source = judge_source(judge, run_meta)
-            rows, n_done = await run_jobs_ray(jobs, source, config, store, run_id, keep_rows=store is None)
+            recipe = judge_source(judge, run_meta)
+            rows, n_done = await run_jobs_ray(jobs, recipe, config, store, run_id, keep_rows=store is None)
         else:
             rows, n_done = await run_jobs(jobs, the_judge, config, store, run_id, keep_rows=store is None)
 
