@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -83,22 +82,22 @@ def run(data: Path, out: Path, metrics: str, src: str | None) -> dict[str, Any]:
         "--out",
         str(out),
     ]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(src))
-    stdout, stderr = proc.communicate()
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"ragmeter exited {proc.returncode}:\n{stderr[-2000:]}")
-    report = json.loads(stdout)
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, text=True, env=env_for(src))
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU time and peak RSS
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        stdout.seek(0)
+        stderr.seek(0)
+        if proc.returncode != 0:
+            raise SystemExit(f"ragmeter exited {proc.returncode}:\n{stderr.read()[-2000:]}")
+        report = json.loads(stdout.read())
     store = sum(p.stat().st_size for p in out.glob("runs.sqlite*"))
     return {
         "wall_s": round(wall, 2),
-        "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 2),
-        # ru_maxrss of the children is the largest of any child so far: run one version per process
-        # for a clean figure (the bench runs the baseline first, so its figure is its own)
-        "peak_rss_mb": round(after.ru_maxrss / 1024, 1),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),  # KiB on Linux
         "store_mb": round(store / 1e6, 1),
         "n_samples": report["n_samples"],
         "scored": {k: v["n_scored"] for k, v in report["metrics"].items()},

@@ -182,11 +182,9 @@ async def aevaluate(
                 raise ConfigError("resume needs the run store directory (out=...)")
             info = store.get_run(config.resume)
             run_id = info.run_id
-            samples = store.load_samples(run_id)
-            dataset = Dataset(tuple(s for _, s in samples), source=info.meta.get("source"))
+            dataset = Dataset(tuple(s for _, s in store.load_samples(run_id)), source=info.meta.get("source"))
             if data is not None:
-                fresh = load_dataset(data, mapping=mapping)
-                if fresh.content_hash() != info.meta.get("dataset_hash"):
+                if load_dataset(data, mapping=mapping).content_hash() != info.meta.get("dataset_hash"):
                     raise RunError(
                         f"the data differs from run {run_id}'s (dataset hash changed); "
                         "start a new run instead of resuming"
@@ -232,6 +230,8 @@ async def aevaluate(
 
         if store is not None:
             store.set_status(run_id, "finished", {"finished_jobs": n_done})
+            # the record is the result: drop the inputs' object graph before reading it back
+            del jobs, plan, dataset
             result = Result.from_store(config.out, run_id)  # type: ignore[arg-type]
         else:
             result = Result(
