@@ -13,7 +13,9 @@ ideal ``requests x latency / C``: 1.0 would be an endpoint whose C slots never i
 that costs nothing. At 0 ms latency there is no ideal; the figure is the whole loop's own cost.
 
     python bench/runner_overhead.py [--samples 200] [--concurrency 16,64] [--latency 0,0.2]
-                                    [--extra "--judge-concurrency 8"] [--json]
+                                    [--extra "--judge-concurrency 8"] [--baseline SRC] [--json]
+
+``--baseline SRC`` runs another checkout's code (e.g. ``../main/src``) alternately with this one.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cli_runs import env_for, ragmeter_cmd, versions
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "helpers" / "server.py"
 METRICS = "faithfulness,answer_relevance,context_precision,context_recall"
@@ -76,12 +82,12 @@ class ServerProcess:
         self.proc.wait(timeout=10)
 
 
-def one(latency: float, concurrency: int, n: int, data: Path, extra: list[str]) -> dict[str, Any]:
+def one(
+    latency: float, concurrency: int, n: int, data: Path, extra: list[str], src: str | None
+) -> dict[str, Any]:
     with ServerProcess(latency) as server, tempfile.TemporaryDirectory() as out:
         cmd = [
-            sys.executable,
-            "-m",
-            "ragmeter",
+            *ragmeter_cmd(),
             "evaluate",
             str(data),
             "--judge",
@@ -99,13 +105,18 @@ def one(latency: float, concurrency: int, n: int, data: Path, extra: list[str]) 
             out,
             *extra,
         ]
-        env = {**os.environ, "OPENAI_API_KEY": "loopback"}
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-        wall = time.perf_counter() - start
-        if proc.returncode != 0:
-            raise SystemExit(f"ragmeter exited {proc.returncode}:\n{proc.stderr[-2000:]}")
-        report = json.loads(proc.stdout)
+        with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+            start = time.perf_counter()
+            proc = subprocess.Popen(
+                cmd, stdout=stdout, stderr=stderr, text=True, env=env_for(src, OPENAI_API_KEY="x")
+            )
+            _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU time
+            wall = time.perf_counter() - start
+            stdout.seek(0)
+            stderr.seek(0)
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise SystemExit(f"ragmeter exited {status}:\n{stderr.read()[-2000:]}")
+            report = json.loads(stdout.read())
         stats = server.stats()
     for name, m in report["metrics"].items():
         if m["n_scored"] != n:
@@ -119,6 +130,7 @@ def one(latency: float, concurrency: int, n: int, data: Path, extra: list[str]) 
         "requests": requests,
         "peak_in_flight": stats["peak_in_flight"],
         "wall_s": round(wall, 3),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
         "ideal_s": round(ideal, 3),
         "ratio": round(wall / ideal, 3) if ideal else None,
         "requests_per_s": round(requests / wall, 1),
@@ -131,6 +143,7 @@ def main() -> None:
     ap.add_argument("--concurrency", default="16,64", help="comma-separated values")
     ap.add_argument("--latency", default="0,0.2", help="comma-separated seconds")
     ap.add_argument("--extra", default="", help="extra CLI options, e.g. '--judge-concurrency 8'")
+    ap.add_argument("--baseline", metavar="SRC", help="also run this checkout's src/, alternately")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     extra = shlex.split(args.extra)
@@ -140,19 +153,25 @@ def main() -> None:
         data.write_text("".join(json.dumps(r) + "\n" for r in rows(args.samples)), encoding="utf-8")
         for latency in (float(x) for x in args.latency.split(",")):
             for conc in (int(x) for x in args.concurrency.split(",")):
-                results.append(one(latency, conc, args.samples, data, extra))
-    machine = {"machine": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()}
+                for label, src in versions(args.baseline):
+                    results.append({"code": label, **one(latency, conc, args.samples, data, extra, src)})
+    machine = {
+        "machine": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_avg": round(os.getloadavg()[0], 1),
+    }
     if args.json:
         print(json.dumps({**machine, "metrics": METRICS, "results": results}))
         return
     print(f"{machine}, samples {args.samples}, metrics {METRICS}, extra {extra or 'none'}")
-    print("| latency | concurrency | requests | peak in flight | wall s | ideal s | ratio | requests/s |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| code | latency | concurrency | requests | peak in flight | wall s | CPU s | ideal s | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}x"
         print(
-            f"| {r['latency_ms']} ms | {r['concurrency']} | {r['requests']} | {r['peak_in_flight']} | "
-            f"{r['wall_s']} | {r['ideal_s']} | {ratio} | {r['requests_per_s']} |"
+            f"| {r['code']} | {r['latency_ms']} ms | {r['concurrency']} | {r['requests']} | {r['peak_in_flight']} | "
+            f"{r['wall_s']} | {r['cpu_s']} | {r['ideal_s']} | {ratio} |"
         )
 
 

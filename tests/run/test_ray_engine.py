@@ -88,57 +88,47 @@ async def test_ray_scores_equal_local_scores_and_the_limit_holds_in_total(
 _KILLED_DRIVER = """
 import asyncio, sys, ray, ragmeter
 ray.init(address=sys.argv[1], log_to_driver=False, configure_logging=False)
-rows = [{{"id": f"s{{i}}", "question": f"q {{i}}?", "contexts": [f"Item {{i}} is here."],
-          "answer": f"Item {{i}} is here.", "reference": f"Item {{i}} is there."}} for i in range({n})]
-recipe = {{"spec": "openai-compatible:fake-model", "base_url": sys.argv[2], "embeddings": "none"}}
-asyncio.run(ragmeter.aevaluate(rows, {metrics!r}, recipe, concurrency=2, engine="ray",
-                               out=sys.argv[3], run_id="killed", progress=False))
+recipe = {"spec": "openai-compatible:fake-model", "base_url": sys.argv[2], "embeddings": "none"}
+asyncio.run(ragmeter.aevaluate(sys.argv[3], sys.argv[4].split(","), recipe, concurrency=2, engine="ray",
+                               out=sys.argv[5], run_id="killed", progress=False))
 """
 
 
 def test_a_killed_ray_run_resumes_on_the_local_engine(
     ray_cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import json
+
     monkeypatch.setenv("OPENAI_API_KEY", "loopback")
     n, metrics = 60, ["faithfulness", "token_f1"]
-    script = _KILLED_DRIVER.format(n=n, metrics=metrics)
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _rows(n)), encoding="utf-8")
+    out = tmp_path / "runs"
     with FakeOpenAIServer(latency_s=0.05) as server:
-        proc = subprocess.Popen([sys.executable, "-c", script, ray_cluster, server.url, str(tmp_path)])
+        args = [ray_cluster, server.url, str(data), ",".join(metrics), str(out)]
+        proc = subprocess.Popen([sys.executable, "-c", _KILLED_DRIVER, *args])
         try:
             done: set[tuple[int, str]] = set()
             deadline = time.monotonic() + 120
             while len(done) < 10 and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.2)
-                if (tmp_path / "runs.sqlite").exists():
-                    with RunStore(tmp_path) as store:
+                if (out / "runs.sqlite").exists():
+                    with RunStore(out) as store:
                         done = store.completed_jobs("killed") if store.list_runs() else set()
             assert proc.poll() is None, "the run finished before it could be killed"
             os.kill(proc.pid, signal.SIGKILL)
         finally:
             proc.wait(timeout=30)
-        with RunStore(tmp_path) as store:
+        with RunStore(out) as store:
             recorded = store.completed_jobs("killed")
         assert 10 <= len(recorded) < n * len(metrics)
 
         recipe = _recipe(server)
-        resumed = ragmeter.evaluate(None, metrics, recipe, out=tmp_path, resume="killed", engine="local")
-        fresh = ragmeter.evaluate(_rows_like_script(n), metrics, recipe)
+        resumed = ragmeter.evaluate(data, metrics, recipe, out=out, resume="killed", engine="local")
+        fresh = ragmeter.evaluate(data, metrics, recipe)
     for name in metrics:
         assert resumed.summary()[name].n_scored == n, name
         assert resumed.scores(name) == fresh.scores(name), name
-
-
-def _rows_like_script(n: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": f"s{i}",
-            "question": f"q {i}?",
-            "contexts": [f"Item {i} is here."],
-            "answer": f"Item {i} is here.",
-            "reference": f"Item {i} is there.",
-        }
-        for i in range(n)
-    ]
 
 
 def test_a_judge_object_is_refused_with_a_clear_message(ray_cluster: str) -> None:
