@@ -107,3 +107,27 @@ def test_cli_old_judge_concurrency_is_an_alias(tmp_path: Path, monkeypatch: pyte
         assert server.peak_in_flight == 2
         code, _, err = _cli([*base, "--judge-concurrency", "2", "--concurrency", "4"])
         assert code == 2 and "give one of them" in err
+
+
+def test_the_progress_bar_shows_requests_in_flight() -> None:
+    from ragmeter.judges.types import Usage
+    from ragmeter.run.progress import Progress
+
+    in_flight = iter([3, 5])
+    progress = Progress(2, enabled=True, in_flight=lambda: next(in_flight))
+    try:
+        assert progress._bar is not None
+        columns = [getattr(c, "text_format", "") for c in progress._bar.columns]
+        assert "in flight {task.fields[in_flight]}" in columns
+        progress.advance(invalid=False, usage=Usage())
+        assert progress._bar.tasks[0].fields["in_flight"] == 3
+        progress.advance(invalid=True, usage=Usage())
+        assert progress._bar.tasks[0].fields["in_flight"] == 5
+    finally:
+        progress.close()
+    # a judge with no endpoint (the local judge) has no such column
+    plain = Progress(1, enabled=True)
+    try:
+        assert not any("in flight" in getattr(c, "text_format", "") for c in plain._bar.columns)
+    finally:
+        plain.close()
