@@ -61,11 +61,18 @@ class Browser:
 
     def open(self, url: str) -> None:
         """Load ``url`` and wait until the page's script has built it (``<html data-ready>``)."""
+        self.driver.get(url)
+        self.wait_ready(url)
+
+    def wait_ready(self, url: str) -> None:
+        """Wait until the browser shows ``url`` and its page is built (after a click on a link)."""
         from selenium.webdriver.support.ui import WebDriverWait
 
-        self.driver.get(url)
         WebDriverWait(self.driver, 120).until(
-            lambda d: d.execute_script("return document.documentElement.dataset.ready === '1'")
+            lambda d: (
+                d.current_url == url
+                and d.execute_script("return document.documentElement.dataset.ready === '1'")
+            )
         )
 
     def console_errors(self) -> list[dict[str, Any]]:

@@ -54,6 +54,10 @@ def test_loads_offline_with_every_sample(page: Browser, report_result: Result) -
     assert len(d.find_elements("css selector", "#cards svg.hist")) == len(cards)
     assert "NoClaims" in cards[0].text and "JudgeOutputError" in cards[0].text
     assert "report-test" in d.find_element("id", "header").text
+    skipped = d.find_element("id", "skipped")
+    skipped.find_element("css selector", "summary").click()
+    problems = skipped.find_elements("css selector", "tbody tr")
+    assert len(problems) == 2 and all("reference" in p.text for p in problems)  # one sample lacks it
     # worst first: faithfulness ascending, then the invalid scores
     # (ties by position; invalid scores by kind: JudgeOutputError before NoClaims)
     assert _rows(page) == ["0", "1", "2", "5", "4", "3"]
@@ -79,12 +83,38 @@ def test_clicking_a_row_shows_claims_and_highlighted_evidence(page: Browser) -> 
     assert "Paris is the capital and largest city of France." in [
         m.text for m in ctx.find_elements("css selector", "mark")
     ]
+    sentences = detail.find_elements(
+        "css selector", '.metric-block[data-metric="context_relevance"] table.sentences tbody tr'
+    )
+    assert [[td.text for td in r.find_elements("css selector", "td")][:2] for r in sentences] == [
+        ["1", "Paris is the capital and largest city of France."],
+        ["1", "It lies on the Seine."],
+        ["3", "Lyon is a city in France known for its food."],
+    ]
+    ranked = detail.find_elements(
+        "css selector", '.metric-block[data-metric="context_precision"] table.contexts tbody tr'
+    )
+    assert "Lyon is a city" in ranked[1].text and "not useful" in ranked[1].text
     questions = detail.find_elements(
         "css selector", '.metric-block[data-metric="answer_relevance"] table.questions tbody tr'
     )
     assert len(questions) == 3
     usage = faith.find_element("css selector", ".usage").text
     assert re.fullmatch(r"2 request\(s\), \d+ prompt \+ \d+ completion tokens, \d+\.\d\d s", usage), usage
+    _safe(page)
+
+
+def test_keys_walk_the_table_in_its_order(page: Browser) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    d = page.driver
+    d.find_element("css selector", ROW + '[data-idx="0"]').click()
+    order = _rows(page)
+    ActionChains(d).send_keys("j").perform()
+    assert d.find_element("css selector", "#detail h2").text.startswith(f"sample {order[1]}")
+    assert d.find_element("css selector", ROW + ".selected").get_attribute("data-idx") == order[1]
+    ActionChains(d).send_keys("k").send_keys("k").perform()
+    assert d.find_element("css selector", "#detail h2").text.startswith(f"sample {order[0]}")
     _safe(page)
 
 
@@ -166,3 +196,34 @@ def test_one_megabyte_of_markup_is_text(browser: Browser, tmp_path: Path) -> Non
     assert d.execute_script("return window.__pwned") is None
     assert d.find_elements("css selector", "#detail img, #detail script") == []
     assert browser.resources() == [] and browser.console_errors() == []
+
+
+def test_local_judge_details_and_repeated_judging(browser: Browser, tmp_path: Path) -> None:
+    """The local judge's information needs, and a metric judged twice (--samples 2)."""
+    import ragmeter
+    from ragmeter.metrics.base import get_metric
+    from ragmeter.metrics.repeat import Repeated
+
+    rows = [
+        {
+            "id": "tower",
+            "question": "When was the Eiffel Tower built?",
+            "contexts": ["The Eiffel Tower was built between 1887 and 1889. It is in Paris."],
+            "answer": "The Eiffel Tower was built between 1887 and 1889.",
+        }
+    ]
+    metrics = [Repeated(get_metric("faithfulness"), 2), get_metric("answer_relevance")]
+    result = ragmeter.evaluate(rows, metrics, None, out=tmp_path / "runs", run_id="local")
+    path = result.to_html(tmp_path / "local.html")
+    browser.console_errors()
+    browser.open(path.as_uri() + "#sample-0")
+    d = browser.driver
+    faith = d.find_element("css selector", '#detail .metric-block[data-metric="faithfulness"]')
+    assert faith.find_element("css selector", ".repeats").text.startswith("judged 2 times: ")
+    marks = faith.find_elements("css selector", "table.claims mark.evidence")
+    assert [m.text for m in marks] == ["The Eiffel Tower was built between 1887 and 1889."]
+    needs = d.find_elements(
+        "css selector", '#detail .metric-block[data-metric="answer_relevance"] table.needs tbody tr'
+    )
+    assert needs and "Eiffel Tower" in needs[0].text
+    assert browser.console_errors() == [] and browser.resources() == []

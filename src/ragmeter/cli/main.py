@@ -12,6 +12,7 @@ from ragmeter.cli.generate import generate_cmd
 from ragmeter.cli.metrics import metrics_cmd
 from ragmeter.cli.report import report_cmd
 from ragmeter.cli.runs import runs_group
+from ragmeter.cli.view import view_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,6 +31,7 @@ cli.add_command(agreement_cmd)
 cli.add_command(generate_cmd)
 cli.add_command(report_cmd)
 cli.add_command(compare_cmd)
+cli.add_command(view_cmd)
 
 
 def main() -> None:

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from ragmeter.cli.common import handle_errors, out_option
-from ragmeter.cli.runs import require_store
 
 
 @click.command("report")
@@ -28,6 +27,7 @@ def report_cmd(run: str, out: Path, html_path: Path | None) -> None:
     (sortable, filterable), claims with their evidence highlighted in the contexts, invalid
     scores with the judge's raw reply. It loads nothing from the network; open it in any browser.
     """
+    from ragmeter.log.store import require_store
     from ragmeter.run.result import Result
 
     require_store(out)

@@ -7,15 +7,7 @@ from pathlib import Path
 import click
 
 from ragmeter.cli.common import echo_json, handle_errors, out_option
-
-
-def require_store(out: Path) -> None:
-    """RunError unless ``out`` holds a run store (reading must not create an empty one)."""
-    from ragmeter.errors import RunError
-    from ragmeter.log.store import DB_NAME
-
-    if not (out / DB_NAME).is_file():
-        raise RunError(f"no run store in {out} (no {DB_NAME}); name the --out directory of your runs")
+from ragmeter.log.store import require_store as require_store  # the commands that read a store use it
 
 
 @click.group("runs")

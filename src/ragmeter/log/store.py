@@ -119,6 +119,15 @@ def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
+def require_store(directory: str | Path) -> Path:
+    """``directory`` as a Path; RunError unless it holds a run store (for readers, which must not
+    create an empty store where there was none, as opening :class:`RunStore` would)."""
+    path = Path(directory)
+    if not (path / DB_NAME).is_file():
+        raise RunError(f"no run store in {path} (no {DB_NAME}); name the --out directory of your runs")
+    return path
+
+
 @dataclass(frozen=True)
 class RunInfo:
     """One run's header. ``created_at``/``finished_at`` are ISO 8601 UTC strings; ``meta`` is the
@@ -549,6 +558,21 @@ class RunStore:
                 )
             )
         return out
+
+    def metric_summary(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """Per metric of a run, from its stored scores: ``mean`` of the valid values (None when
+        there is none), ``n_scored`` (valid) and ``n_invalid``. Cheap (one query, no bootstrap):
+        for run lists; :class:`~ragmeter.run.result.Result` has the full summary."""
+        rid = self.get_run(run_id).run_id
+        rows = self._query(
+            "SELECT metric, AVG(value), COUNT(value), SUM(error_kind IS NOT NULL) FROM scores "
+            "WHERE run_id = ? GROUP BY metric ORDER BY metric",
+            (rid,),
+        )
+        return {
+            m: {"mean": None if mean is None else float(mean), "n_scored": int(n), "n_invalid": int(bad or 0)}
+            for m, mean, n, bad in rows
+        }
 
     # ------------------------------------------------------------------ helpers
 

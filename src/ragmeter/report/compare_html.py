@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.report.html_data import finite, run_header, sample_data
+from ragmeter.report.html_data import run_header, sample_data
 from ragmeter.report.page import render_page, write_page
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def comparison_data(comparison: Comparison, margin: float = 0.0) -> dict[str, An
     return {
         "kind": "compare",
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "comparison": finite(comparison.to_dict(margin)),
+        "comparison": comparison.to_dict(margin),
         "runs": {"a": run_header(a), "b": run_header(b)},
         "metric_names": names,
         "pairs": [

@@ -1,15 +1,16 @@
 """The data an HTML report embeds, built from a :class:`~ragmeter.run.result.Result` only.
 
 Everything here is read from the run record (the run's meta, samples, skipped rows and stored
-scores); nothing is re-run. One thing is derived: where each claim's *evidence* sentence (the
-judge's quote from the contexts) lies in the sample's contexts, so the page can highlight it. The
-quote is searched verbatim, then ignoring case and runs of white space; when it is in no context
-(a judge that paraphrased instead of quoting) the page says so instead of guessing.
+scores); nothing is re-run. One thing is derived: where each sentence a score quotes from the
+contexts (a claim's *evidence*, a context's useful sentence, a rated sentence) lies in the
+sample's contexts, so the page can highlight it. A quote is searched verbatim, then ignoring case
+and runs of white space; a quote that is found is embedded as its place only (the page reads the
+text back from the context, which keeps a large report small); one found in no context (a judge
+that paraphrased instead of quoting) stays as text and the page says so instead of guessing.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -70,64 +71,80 @@ def locate(quote: str, contexts: Sequence[str]) -> list[int] | None:
     return None
 
 
-def _located(
-    metric: str, details: Mapping[str, Any], contexts: Sequence[str]
-) -> tuple[dict[str, Any], list[list[Any]]]:
-    """``details`` with the place of each quoted evidence sentence added, and the marks to draw
-    on the sample's contexts: ``[context index, start, end, class, label]``.
+def _rounded(item: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """``item`` with its probability ``key`` kept to 4 decimals (shown with 2; the data stays small)."""
+    out = dict(item)
+    if isinstance(out.get(key), float):
+        out[key] = round(out[key], 4)
+    return out
 
-    Claim lists (faithfulness, context recall) get ``evidence_at`` (``[context, start, end]`` or
-    None) beside each quote; per-context verdicts (context precision, utilization) get
-    ``context_index`` (metrics see the non-blank contexts only, so their ranks are mapped back to
-    the sample's contexts) and ``evidence_at``; per-sentence ratings (context relevance) mark the
-    sentences rated as needed.
+
+def _located(details: Mapping[str, Any], contexts: Sequence[str]) -> dict[str, Any]:
+    """``details`` with every quoted context sentence replaced by its place in the sample's
+    contexts where it is found (the page marks it there).
+
+    Claim lists (faithfulness, context recall): each quoted ``evidence`` becomes ``evidence_at``
+    (``[context, start, end]``); a quote found in no context stays as text. Per-context verdicts
+    (context precision, utilization) get ``context_index`` (metrics see the non-blank contexts
+    only, so their ranks are mapped back to the sample's contexts) and ``evidence_at`` the same
+    way. Per-sentence ratings (context relevance): each sentence becomes ``at``, and the sentences
+    rated as needed are marked. The page reads the quoted text back from the contexts. With
+    repeated judging the same is done in ``first`` (the first valid judgement's details).
     """
     out = dict(details)
-    marks: list[list[Any]] = []
     scored = [i for i, c in enumerate(contexts) if isinstance(c, str) and c.strip()]
     claims = details.get("claims")
     if isinstance(claims, list):
         rows: list[Any] = []
-        for n, c in enumerate(claims, 1):
-            if isinstance(c, Mapping) and c.get("evidence"):
-                at = locate(str(c["evidence"]), contexts)
-                c = {**c, "evidence_at": at}
+        for c in claims:
+            if isinstance(c, Mapping):
+                c = _rounded(c, "confidence")
+                at = locate(str(c.get("evidence") or ""), contexts)
                 if at is not None:
-                    verdict = "supported" if c.get("supported") else "not supported"
-                    cls = "ev-sup" if c.get("supported") else "ev-unsup"
-                    marks.append([*at, cls, f"{metric}, claim {n} ({verdict})"])
+                    del c["evidence"]
+                    c["evidence_at"] = at
             rows.append(c)
         out["claims"] = rows
     per_ctx = details.get("contexts")
     if isinstance(per_ctx, list) and per_ctx and all(isinstance(c, Mapping) for c in per_ctx):
         rows = []
         for c in per_ctx:
+            c = dict(c)
             rank = c.get("rank")
             if isinstance(rank, int) and 1 <= rank <= len(scored):
                 k = scored[rank - 1]
-                c = {**c, "context_index": k}
-                ev = str(c.get("evidence") or "")
-                if ev:
-                    hit = locate(ev, [contexts[k]])
-                    c["evidence_at"] = None if hit is None else [k, hit[1], hit[2]]
+                c.pop("context", None)  # a preview of the context the page has in full
+                c["context_index"] = k
+                hit = locate(str(c.get("evidence") or ""), [contexts[k]])
+                if hit is not None:
+                    del c["evidence"]
+                    c["evidence_at"] = [k, hit[1], hit[2]]
             rows.append(c)
         out["contexts"] = rows
     elif isinstance(per_ctx, list) and all(isinstance(g, list) for g in per_ctx):
-        for j, group in enumerate(per_ctx[: len(scored)]):
-            k = scored[j]
-            ctx, cursor = contexts[k], 0
+        groups: list[Any] = []
+        for j, group in enumerate(per_ctx):
+            k = scored[j] if j < len(scored) else -1
+            ctx, cursor = (contexts[k] if k >= 0 else ""), 0
+            items: list[Any] = []
             for item in group:
                 if not isinstance(item, Mapping):
+                    items.append(item)
                     continue
+                item = _rounded(item, "rating")
                 sentence = str(item.get("sentence") or "").strip()
                 start = ctx.find(sentence, cursor) if sentence else -1
-                if start < 0:
-                    continue
-                cursor = start + len(sentence)
-                rating = item.get("rating")
-                if isinstance(rating, (int, float)) and rating >= 0.5:
-                    marks.append([k, start, cursor, "rel", f"{metric}: needed (rating {rating:.2f})"])
-    return out, marks
+                if start >= 0:
+                    cursor = start + len(sentence)
+                    del item["sentence"]
+                    item["at"] = [k, start, cursor]
+                items.append(item)
+            groups.append(items)
+        out["contexts"] = groups
+    first = details.get("first")
+    if isinstance(first, Mapping):  # repeated judging: the first valid judgement's details
+        out["first"] = _located(first, contexts)
+    return out
 
 
 def histogram(values: Sequence[float], bins: int = HIST_BINS) -> dict[str, Any]:
@@ -147,38 +164,26 @@ def histogram(values: Sequence[float], bins: int = HIST_BINS) -> dict[str, Any]:
     return {"lo": lo, "hi": hi, "counts": counts}
 
 
-def finite(x: Any) -> Any:
-    """JSON has no NaN or infinity: such a float becomes None (and the value was never a score)."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, Mapping):
-        return {str(k): finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [finite(v) for v in x]
-    return x
-
-
-def _job(
-    metric: str, row: ScoreRow | None, contexts: Sequence[str], marks: list[list[Any]]
-) -> dict[str, Any] | None:
+def _job(row: ScoreRow | None, contexts: Sequence[str]) -> dict[str, Any] | None:
     if row is None:
         return None
     score = row.score
-    details, found = _located(metric, score.details, contexts)
-    marks.extend(found)
-    valid = score.valid
-    calls = [c if not valid else {k: c.get(k) for k in _CALL_FIELDS if k in c} for c in row.calls]
-    return {
+    details = _located(score.details, contexts)
+    job: dict[str, Any] = {
         "value": score.value,
         "reason": score.reason,
-        "details": finite(details),
+        "details": details,
         "error": None
         if score.error is None
         else {"kind": score.error.kind, "message": score.error.message, "raw": score.error.raw},
-        "usage": row.usage.to_dict(),
-        "duration_s": row.duration_s,
-        "calls": finite(calls),
+        "duration_s": round(row.duration_s, 4),
     }
+    if row.usage.requests:
+        job["usage"] = row.usage.to_dict()
+    if row.calls:
+        keep = (lambda c: c) if not score.valid else (lambda c: {k: c[k] for k in _CALL_FIELDS if k in c})
+        job["calls"] = [keep(c) for c in row.calls]
+    return job
 
 
 def _metric_specs(result: Result) -> dict[str, Mapping[str, Any]]:
@@ -188,11 +193,10 @@ def _metric_specs(result: Result) -> dict[str, Mapping[str, Any]]:
 def sample_data(
     result: Result, idx: int, sample: Sample, metric_names: Sequence[str] | None = None
 ) -> dict[str, Any]:
-    """One sample as the pages show it: its fields, its scores in ``metric_names`` order (default:
-    the run's metrics; None where it was not scored) with evidence located, and the marks to draw
-    on its contexts."""
+    """One sample as the pages show it (``assets/sample.js``): its fields and its scores in
+    ``metric_names`` order (default: the run's metrics; None where it was not scored), with the
+    quoted sentences placed in its contexts."""
     contexts = list(sample.contexts)
-    marks: list[list[Any]] = []
     names = result.metric_names if metric_names is None else metric_names
     return {
         "idx": idx,
@@ -201,9 +205,8 @@ def sample_data(
         "answer": sample.answer,
         "reference": sample.reference,
         "contexts": contexts,
-        "metadata": finite(dict(sample.metadata)),
-        "scores": [_job(m, result.row(idx, m), contexts, marks) for m in names],
-        "marks": marks,
+        "metadata": dict(sample.metadata),
+        "scores": [_job(result.row(idx, m), contexts) for m in names],
     }
 
 
@@ -217,10 +220,10 @@ def run_header(result: Result) -> dict[str, Any]:
         "created_at": meta.get("created_at"),
         "source": meta.get("source"),
         "dataset_hash": meta.get("dataset_hash"),
-        "judge": finite(dict(judge)),
-        "prompt_versions": finite(meta.get("prompt_versions", {})),
+        "judge": dict(judge),
+        "prompt_versions": meta.get("prompt_versions", {}),
         "versions": meta.get("versions", {}),
-        "config": finite(meta.get("config", {})),
+        "config": meta.get("config", {}),
         "n_samples": result.n_samples,
         "n_skipped": result.n_skipped,
         "usage": result.usage.to_dict(),
@@ -241,9 +244,9 @@ def report_data(result: Result) -> dict[str, Any]:
         metrics.append(
             {
                 "name": name,
-                **finite(s.to_dict()),
+                **s.to_dict(),
                 "higher_is_better": bool(spec.get("higher_is_better", True)),
-                "params": finite(spec.get("params", {})),
+                "params": spec.get("params", {}),
                 "histogram": histogram(values),
             }
         )

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
+from ragmeter.log.serialize import to_jsonable
 
 DATA_ELEMENT_ID = "ragmeter-data"
 
@@ -50,11 +51,16 @@ _LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 def embed_json(data: Any) -> str:
     """``data`` as JSON that is safe inside a ``<script type="application/json">`` element.
 
+    Values JSON cannot hold (NaN, numpy scalars, sets...) are written as the run store writes
+    them (:func:`ragmeter.log.serialize.to_jsonable`; NaN becomes the string ``"nan"``).
     Only characters inside JSON strings are escaped (``<``, ``>``, ``&``, U+2028/2029; JSON's
     structure uses none of them), so ``JSON.parse`` gives back exactly ``data``. Non-ASCII text
     (Chinese) stays UTF-8; a lone surrogate, which UTF-8 cannot carry, becomes its ``\\uXXXX`` escape.
     """
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):  # numpy values, NaN...: the run store's own JSON rules
+        text = json.dumps(to_jsonable(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     text = _JSON_ESCAPE_RE.sub(lambda m: _JSON_ESCAPES[m.group()], text)
     return _LONE_SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
@@ -82,6 +88,15 @@ def content_security_policy(script: str) -> str:
         "base-uri 'none'; "
         "form-action 'none'"
     )
+
+
+_CSP_META_RE = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">')
+
+
+def page_csp(page: str) -> str | None:
+    """The CSP of a page made by :func:`render_page` (a server sends it as a header too)."""
+    m = _CSP_META_RE.search(page)
+    return None if m is None else html.unescape(m.group(1))
 
 
 def render_page(

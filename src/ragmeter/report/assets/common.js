@@ -80,7 +80,7 @@
 
   /* A histogram {lo, hi, counts} as an inline SVG. */
   RM.histogram = function (hist, opts) {
-    const w = (opts && opts.width) || 220, h = (opts && opts.height) || 64, pad = 12;
+    const w = (opts && opts.width) || 200, h = (opts && opts.height) || 64, pad = 12;
     const counts = hist.counts, n = counts.length, max = Math.max(1, ...counts);
     const bw = (w - 2) / n;
     const svg = RM.svg("svg", {class: "hist", width: w, height: h + pad, viewBox: "0 0 " + w + " " + (h + pad),

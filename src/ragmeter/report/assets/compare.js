@@ -187,7 +187,7 @@
       V.textBlock("answer", s.answer),
       names.map(function (n, k) { return V.metricBlock(s, n, s.scores[k]); }),
       el("h3", {}, s.contexts.length + " context(s)"),
-      V.contexts(s));
+      V.contexts(s, names));
   }
 
   function select(i, fromClick) {

@@ -245,6 +245,7 @@
     detail.hidden = false;
     const meta = Object.keys(s.metadata || {}).length ? el("details", {}, el("summary", {class: "muted"}, "metadata"),
       el("pre", {class: "text"}, JSON.stringify(s.metadata, null, 2))) : null;
+    const names = metrics.map(function (m) { return m.name; });
     RM.add(detail,
       el("h2", {}, "sample " + s.idx + (s.id ? " \u00b7 " + s.id : "")),
       textBlock("question", s.question), textBlock("answer", s.answer), textBlock("reference", s.reference), meta,
@@ -252,7 +253,7 @@
       metrics.map(function (m, k) { return metricBlock(s, m.name, s.scores[k]); }),
       el("h2", {}, s.contexts.length + " context(s)"),
       RM.sampleView.legend(),
-      RM.sampleView.contexts(s));
+      RM.sampleView.contexts(s, names));
     try { history.replaceState(null, "", "#sample-" + s.idx); } catch (e) { /* some file:// settings forbid it */ }
     if (fromClick) detail.scrollIntoView({block: "start"});
   }
@@ -263,10 +264,23 @@
     el("h2", {}, "metrics"),
     el("div", {class: "cards", id: "cards"}, metrics.map(card)),
     el("h2", {}, "samples"),
-    el("div", {class: "controls"}, search, el("span", {class: "muted"}, "range of"), metricSel, minIn, maxIn, invalidSel, count),
+    el("div", {class: "controls"}, search, el("span", {class: "muted"}, "range of"), metricSel, minIn, maxIn, invalidSel, count,
+      el("span", {class: "muted"}, "\u00b7 click a row; j / k: next / previous")),
     el("div", {class: "grid", id: "table"}, head, viewport),
     detail);
   recompute();
+
+  /* j / k: the next / previous sample of the table, as sorted and filtered */
+  document.addEventListener("keydown", function (e) {
+    if (e.ctrlKey || e.metaKey || e.altKey || (e.key !== "j" && e.key !== "k")) return;
+    if (e.target && /^(INPUT|SELECT|TEXTAREA|BUTTON)$/.test(e.target.tagName)) return;
+    if (!order.length) return;
+    const pos = order.indexOf(selected);
+    const next = e.key === "j" ? Math.min(order.length - 1, pos + 1) : Math.max(0, pos < 0 ? 0 : pos - 1);
+    select(order[next], false);
+    rows.scrollTo(next);
+  });
+
   const m = /^#sample-(\d+)$/.exec(location.hash);
   if (m) {
     const i = samples.findIndex(function (s) { return s.idx === Number(m[1]); });

@@ -1,7 +1,8 @@
 /* ragmeter pages: one sample's drill-down (window.RM.sampleView), shared by the run report and
    the comparison page: text blocks, a metric's score with its reason or invalid cause and raw
    reply, claims with their evidence highlighted in context, generated questions, per-context
-   verdicts, judge calls, and the sample's contexts with every mark. textContent only. */
+   verdicts and sentence ratings, judge calls, and the sample's contexts with every mark.
+   textContent only. A sample is one item of html_data.sample_data(). */
 "use strict";
 (function () {
   const {el, fmt} = RM;
@@ -40,8 +41,8 @@
       el("thead", {}, el("tr", {}, ["#", "claim", "verdict", "reason", "evidence"].map(function (h) { return el("th", {}, h); }))),
       el("tbody", {}, claims.map(function (c, n) {
         if (typeof c !== "object" || c === null) return el("tr", {}, el("td", {}, String(n + 1)), el("td", {colspan: 4}, String(c)));
-        const ev = c.evidence ? (c.evidence_at ? snippet(s, c.evidence_at, c.supported ? "ev-sup" : "ev-unsup")
-          : el("div", {}, el("span", {class: "muted"}, "quoted, not found verbatim in the contexts: "), c.evidence))
+        const ev = c.evidence_at ? snippet(s, c.evidence_at, c.supported ? "ev-sup" : "ev-unsup")
+          : c.evidence ? el("div", {}, el("span", {class: "muted"}, "quoted, not found verbatim in the contexts: "), c.evidence)
           : el("span", {class: "muted"}, "no evidence given");
         return el("tr", {class: "claim"}, el("td", {}, String(n + 1)), el("td", {}, c.claim),
           el("td", {}, verdictBadge(c.supported, c.confidence)), el("td", {}, c.reason || ""), el("td", {}, ev));
@@ -62,38 +63,64 @@
       el("thead", {}, el("tr", {}, ["rank", "context", "useful", "reason"].map(function (h) { return el("th", {}, h); }))),
       el("tbody", {}, rowsIn.map(function (c) {
         return el("tr", {}, el("td", {}, String(c.rank)),
-          el("td", {}, c.evidence_at ? snippet(s, c.evidence_at, c.useful ? "ev-sup" : "ev-unsup") : RM.preview(c.context, 160)),
+          el("td", {}, c.evidence_at ? snippet(s, c.evidence_at, c.useful ? "ev-sup" : "ev-unsup")
+            : RM.preview(c.context_index === undefined ? c.context : s.contexts[c.context_index], 160)),
           el("td", {}, el("span", {class: "badge " + (c.useful ? "good" : "bad")}, c.useful ? "useful" : "not useful")),
           el("td", {}, c.reason || ""));
       })));
   }
 
-  function sentenceTable(groups) {
+  function sentenceTable(s, groups) {
     return el("table", {class: "t sentences"},
       el("thead", {}, el("tr", {}, el("th", {}, "context"), el("th", {}, "sentence"), el("th", {class: "num"}, "needed"))),
       el("tbody", {}, groups.map(function (g, k) {
         return g.map(function (x) {
-          return el("tr", {}, el("td", {}, String(k + 1)), el("td", {}, x.sentence),
+          const text = x.at ? s.contexts[x.at[0]].slice(x.at[1], x.at[2]) : x.sentence;
+          return el("tr", {}, el("td", {}, String((x.at ? x.at[0] : k) + 1)), el("td", {}, text),
             el("td", {class: "num " + (x.rating >= 0.5 ? "good" : "muted")}, fmt(x.rating, 2)));
         });
       })));
   }
 
-  const SHOWN = {claims: 1, questions: 1, contexts: 1};
+  function needsTable(needs) {
+    return el("table", {class: "t needs"},
+      el("thead", {}, el("tr", {}, el("th", {}, "information the question asks for"), el("th", {}, "kind"),
+        el("th", {class: "num"}, "met"))),
+      el("tbody", {}, needs.map(function (n) {
+        return typeof n === "object" && n !== null
+          ? el("tr", {}, el("td", {}, n.need), el("td", {}, n.type || ""),
+            el("td", {class: "num " + (n.met >= 0.5 ? "good" : "bad")}, fmt(n.met, 2)))
+          : el("tr", {}, el("td", {colspan: 3}, String(n)));
+      })));
+  }
+
+  const SHOWN = {claims: 1, questions: 1, contexts: 1, needs: 1};
+
+  /* The tables of what a metric recorded (claims, questions, contexts, information needs). */
+  function detailTables(s, d) {
+    return [
+      Array.isArray(d.claims) && d.claims.length ? claimsTable(s, d.claims) : null,
+      Array.isArray(d.questions) && d.questions.length ? questionsTable(d.questions) : null,
+      Array.isArray(d.needs) && d.needs.length ? needsTable(d.needs) : null,
+      Array.isArray(d.contexts) && d.contexts.length
+        ? (Array.isArray(d.contexts[0]) ? sentenceTable(s, d.contexts) : perContextTable(s, d.contexts)) : null,
+    ];
+  }
 
   function otherDetails(d) {
-    const pairs = Object.entries(d).filter(function (e) { return !SHOWN[e[0]] || !Array.isArray(e[1]); });
+    const pairs = Object.entries(d).filter(function (e) { return (!SHOWN[e[0]] || !Array.isArray(e[1])) && e[0] !== "first"; });
     if (!pairs.length) return null;
     return el("details", {}, el("summary", {class: "muted"}, "other details"),
       el("pre", {class: "text"}, JSON.stringify(Object.fromEntries(pairs), null, 2)));
   }
 
   function callsTable(j) {
-    if (!j.calls.length) return null;
-    return el("details", {class: "calls"}, el("summary", {class: "muted"}, j.calls.length + " judge call(s)"),
+    const calls = j.calls || [];
+    if (!calls.length) return null;
+    return el("details", {class: "calls"}, el("summary", {class: "muted"}, calls.length + " judge call(s)"),
       el("table", {class: "t"},
         el("thead", {}, el("tr", {}, ["step", "model", "latency", "tokens", "cached", "attempts", "error"].map(function (h) { return el("th", {}, h); }))),
-        el("tbody", {}, j.calls.map(function (c) {
+        el("tbody", {}, calls.map(function (c) {
           const u = c.usage || {};
           return [el("tr", {}, el("td", {}, c.step || ""), el("td", {}, c.model || ""),
             el("td", {class: "num"}, c.latency_s === null || c.latency_s === undefined ? "" : fmt(c.latency_s, 2) + " s"),
@@ -104,6 +131,7 @@
         }))));
   }
 
+  /* One metric's part of a sample: ``j`` is the sample's score of metric ``name`` (null: not scored). */
   function metricBlock(s, name, j) {
     const box = el("div", {class: "metric-block", "data-metric": name});
     if (j === null || j === undefined) {
@@ -122,12 +150,15 @@
       RM.add(box, el("div", {class: "reason"}, j.reason));
     }
     const d = j.details || {};
-    if (Array.isArray(d.claims) && d.claims.length) RM.add(box, claimsTable(s, d.claims));
-    if (Array.isArray(d.questions) && d.questions.length) RM.add(box, questionsTable(d.questions));
-    if (Array.isArray(d.contexts) && d.contexts.length) {
-      RM.add(box, Array.isArray(d.contexts[0]) ? sentenceTable(d.contexts) : perContextTable(s, d.contexts));
+    if (Array.isArray(d.samples) && d.first && typeof d.first === "object") {
+      /* repeated judging (--samples N): each judgement's value, then the first valid one in full */
+      RM.add(box, el("div", {class: "repeats"}, "judged " + d.samples.length + " times: " +
+        d.samples.map(function (v) { return v === null ? "invalid" : fmt(v); }).join(", ") +
+        " (mean " + fmt(d.mean) + ", SD " + fmt(d.std) + "); the first valid judgement:"),
+        detailTables(s, d.first), otherDetails(d.first));
+    } else {
+      RM.add(box, detailTables(s, d), otherDetails(d));
     }
-    RM.add(box, otherDetails(d));
     const u = j.usage || {};
     RM.add(box, el("div", {class: "muted usage"}, (u.requests || 0) + " request(s), " + (u.prompt_tokens || 0) +
       " prompt + " + (u.completion_tokens || 0) + " completion tokens" + (u.cached_requests ? ", " + u.cached_requests + " from cache" : "") +
@@ -136,10 +167,33 @@
     return box;
   }
 
-  /* The sample's contexts, each with its marks ([context, start, end, class, label]) highlighted. */
-  function contexts(s) {
+  /* [context, start, end, class, label] of the evidence of each claim and each needed sentence */
+  function marksOf(s, names) {
+    const out = [];
+    s.scores.forEach(function (j, k) {
+      const top = (j && j.details) || {}, name = names[k];
+      const d = top.first && typeof top.first === "object" && Array.isArray(top.samples) ? top.first : top;
+      (Array.isArray(d.claims) ? d.claims : []).forEach(function (c, n) {
+        if (c && c.evidence_at) {
+          out.push(c.evidence_at.concat([c.supported ? "ev-sup" : "ev-unsup",
+            name + ", claim " + (n + 1) + (c.supported ? " (supported)" : " (not supported)")]));
+        }
+      });
+      (Array.isArray(d.contexts) ? d.contexts : []).forEach(function (g) {
+        (Array.isArray(g) ? g : []).forEach(function (x) {
+          if (x && x.at && x.rating >= 0.5) out.push(x.at.concat(["rel", name + ": needed (rating " + fmt(x.rating, 2) + ")"]));
+        });
+      });
+    });
+    return out;
+  }
+
+  /* The sample's contexts, each with the evidence and needed sentences of its scores highlighted;
+     ``names``: the metric of each of ``s.scores``. */
+  function contexts(s, names) {
+    const all = marksOf(s, names);
     return s.contexts.map(function (c, k) {
-      const marks = s.marks.filter(function (m) { return m[0] === k; }).map(function (m) { return [m[1], m[2], m[3], m[4]]; });
+      const marks = all.filter(function (m) { return m[0] === k; }).map(function (m) { return [m[1], m[2], m[3], m[4]]; });
       return [el("h3", {}, "context " + (k + 1)), el("div", {class: "text context", "data-context": k}, RM.highlight(c, marks))];
     });
   }
