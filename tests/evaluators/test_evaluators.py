@@ -65,7 +65,7 @@ def test_invalid_results_carry_the_reason() -> None:
     assert r.invalid_result and r.invalid_reason and r.invalid_reason.startswith("JudgeOutputError")
     assert r.score is None and r.passing is None
     missing = RelevancyEvaluator(judge).evaluate(query="q", response="a")
-    assert missing.invalid_result and missing.invalid_reason == "missing contexts"
+    assert missing.invalid_result and missing.invalid_reason == "MissingInput: missing contexts"
 
 
 def test_guideline_and_pairwise_evaluators() -> None:

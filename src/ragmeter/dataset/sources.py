@@ -3,8 +3,11 @@
 Sources: a path to ``.jsonl``/``.ndjson``, ``.json``, ``.csv``/``.tsv``, ``.parquet``; a pandas
 DataFrame; a list of dicts, of :class:`Sample`, or of pydantic models; a dict of columns; a
 :class:`Dataset`; a Ragas ``EvaluationDataset`` (``.samples`` of models, or ``to_pandas()``); a
-LlamaIndex ``LabelledRagDataset`` (``.examples``). Ragas and LlamaIndex are detected by duck typing
-and never imported.
+LlamaIndex ``LabelledRagDataset`` (``.examples``); a list of LlamaIndex ``EvaluationResult``, or the
+``{evaluator name: [EvaluationResult, ...]}`` that its ``BatchEvalRunner`` returns (query, contexts
+and response become the sample; each evaluator's score, passing, feedback and invalid reason go to
+``metadata`` as ``"<name>.score"`` and so on). Ragas and LlamaIndex are detected by duck typing and
+never imported.
 
 A judgement file (``shared/data/README.md`` format) is expanded: a point becomes one sample with the
 judgement's id, a pair two samples with ids ``"<id>/a"`` and ``"<id>/b"``; the metadata carries
@@ -69,6 +72,30 @@ def _model_items(objs: Iterable[Any]) -> Iterator[Item]:
         yield i, _dump(obj)
 
 
+_RESULT_FIELDS = ("score", "passing", "feedback", "invalid_result", "invalid_reason")
+
+
+def _is_eval_result(obj: Any) -> bool:
+    return all(hasattr(obj, f) for f in ("query", "response", *_RESULT_FIELDS)) and not isinstance(obj, Mapping)
+
+
+def _batch_eval_records(results: Mapping[str, Any]) -> Iterator[Item]:
+    """Records from ``BatchEvalRunner`` results: one per query, each evaluator's verdict in metadata."""
+    lengths = {name: len(rows) for name, rows in results.items()}
+    if len(set(lengths.values())) != 1:
+        raise ConfigError(f"evaluation results of different lengths: {lengths}")
+    for i, per_eval in enumerate(zip(*results.values(), strict=True), 1):
+        first = per_eval[0]
+        record: dict[str, Any] = {
+            "question": first.query,
+            "contexts": list(first.contexts or []),
+            "answer": first.response,
+        }
+        for name, r in zip(results, per_eval, strict=True):
+            record.update({f"{name}.{f}": getattr(r, f) for f in _RESULT_FIELDS})
+        yield i, record
+
+
 def _items_for(data: Any) -> tuple[str, Path | None, Iterator[Item]]:
     """(source label, path or None, items) for any supported input."""
     if isinstance(data, (str, os.PathLike)):
@@ -83,6 +110,11 @@ def _items_for(data: Any) -> tuple[str, Path | None, Iterator[Item]]:
     if is_dataframe(data):
         return "<dataframe>", None, records_from_dataframe(data, "<dataframe>")
     if isinstance(data, Mapping):
+        values = list(data.values())
+        if values and all(
+            isinstance(v, (list, tuple)) and v and all(_is_eval_result(r) for r in v) for v in values
+        ):
+            return "<evaluation results>", None, _batch_eval_records(data)
         records = records_from_json_value(dict(data), "<records>")
         return "<records>", None, iter(enumerate(records, 1))
     label = f"<{type(data).__name__}>"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import Field
 
 from ragmeter.dataset.sample import Sample
 from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.evaluators.framework import FrameworkEvaluator, FrameworkResult
 from ragmeter.metrics.base import Metric, Score
 from ragmeter.metrics.faithfulness import Faithfulness
 from ragmeter.metrics.graded import Correctness, GuidelineAdherence, Pairwise, Relevancy
@@ -15,24 +17,18 @@ from ragmeter.metrics.similarity import SemanticSimilarity
 from ragmeter.run.sync import run_sync
 
 
-@dataclass(frozen=True)
-class EvaluationResult:
-    """LlamaIndex's ``EvaluationResult`` fields, plus the underlying ragmeter :class:`Score`."""
+class EvaluationResult(FrameworkResult):
+    """LlamaIndex's ``EvaluationResult`` (a subclass of it when llama-index-core is installed), plus
+    ``details``: the underlying ragmeter score's details (claims, verdicts, raw replies, tokens) and,
+    for an invalid result, ``details["error"]`` with its kind, message and the judge's raw reply."""
 
-    query: str | None = None
-    contexts: Sequence[str] | None = None
-    response: str | None = None
-    passing: bool | None = None
-    feedback: str | None = None
-    score: float | None = None
-    pairwise_source: str | None = None
-    invalid_result: bool = False
-    invalid_reason: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict)
 
 
-class BaseEvaluator:
-    """Wraps one metric. ``judge``: a Judge, a spec string (``"openai:gpt-4o-mini"``) or None (local)."""
+class BaseEvaluator(FrameworkEvaluator):
+    """Wraps one metric. ``judge``: a Judge, a spec string (``"openai:gpt-4o-mini"``) or None (local).
+
+    With llama-index-core installed this is a ``llama_index.core.evaluation.BaseEvaluator``."""
 
     def __init__(self, metric: Metric, judge: Any = None, *, threshold: float | None = None) -> None:
         from ragmeter.run.runner import check_judge_supports, resolve_judge
@@ -42,6 +38,20 @@ class BaseEvaluator:
         self.threshold = None if threshold is None else float(threshold)
         self.judge = resolve_judge(judge)
         check_judge_supports([metric], self.judge)
+
+    # LlamaIndex's PromptMixin: ragmeter's prompts are data files, overridden through a prompts
+    # directory (docs/judges.md), not PromptTemplate objects
+    def _get_prompts(self) -> dict[str, Any]:
+        return {}
+
+    def _get_prompt_modules(self) -> dict[str, Any]:
+        return {}
+
+    def _update_prompts(self, prompts: Any) -> None:
+        if prompts:
+            raise ConfigError(
+                "ragmeter's prompts are data files: override them with a prompts directory (docs/judges.md)"
+            )
 
     def _passing(self, score: Score) -> bool | None:
         if self.threshold is not None:
@@ -83,18 +93,30 @@ class BaseEvaluator:
         missing = [f for f in self.metric.requires if not sample.has(f)]
         if missing:
             names = {"question": "query", "answer": "response"}
-            return EvaluationResult(
-                query=query,
-                contexts=contexts,
-                response=response,
-                invalid_result=True,
-                invalid_reason=f"missing {', '.join(names.get(f, f) for f in missing)}",
-            )
-        try:
-            score = await self.metric.score(sample, self.judge)
-        except RagmeterError as e:
-            score = Score.invalid(type(e).__name__, str(e), raw=getattr(e, "raw", None))
+            message = f"missing {', '.join(names.get(f, f) for f in missing)}"
+            score = Score.invalid("MissingInput", message)
+        else:
+            try:
+                score = await self.metric.score(sample, self.judge)
+            except RagmeterError as e:
+                score = Score.invalid(type(e).__name__, str(e), raw=getattr(e, "raw", None))
         return self._result(sample, score, query, contexts, response)
+
+    async def aevaluate_response(
+        self, query: str | None = None, response: Any = None, **kwargs: Any
+    ) -> EvaluationResult:
+        """Evaluate a LlamaIndex ``Response`` (its text and source nodes), as LlamaIndex's evaluators do."""
+        from ragmeter.pipeline.outputs import normalize_output
+
+        answer, contexts = None, None
+        if response is not None:
+            out = normalize_output(response)
+            answer, contexts = out.answer, list(out.contexts)
+        return await self.aevaluate(query=query, response=answer, contexts=contexts, **kwargs)
+
+    def evaluate_response(self, query: str | None = None, response: Any = None, **kwargs: Any) -> EvaluationResult:
+        """Sync form of :meth:`aevaluate_response`."""
+        return run_sync(self.aevaluate_response(query, response, **kwargs))
 
     def _result(
         self,
@@ -104,14 +126,17 @@ class BaseEvaluator:
         contexts: Sequence[str] | None,
         response: str | None,
     ) -> EvaluationResult:
-        if not score.valid:
+        if score.error is not None:
+            reason = f"{score.error.kind}: {score.error.message}"
+            error = {"kind": score.error.kind, "message": score.error.message, "raw": score.error.raw}
             return EvaluationResult(
                 query=query,
                 contexts=contexts,
                 response=response,
+                feedback=f"invalid: {reason}",
                 invalid_result=True,
-                invalid_reason=f"{score.error.kind}: {score.error.message}" if score.error else score.reason,
-                details=dict(score.details),
+                invalid_reason=reason,
+                details={**dict(score.details), "error": error},
             )
         return EvaluationResult(
             query=query,
@@ -198,9 +223,7 @@ class PairwiseComparisonEvaluator(BaseEvaluator):
         if result.invalid_result:
             return result
         source = "position_bias: inconsistent" if result.details.get("position_bias") else "both orders agree"
-        return EvaluationResult(
-            **{**result.__dict__, "pairwise_source": source, "passing": (result.score or 0) > 0.5}
-        )
+        return result.model_copy(update={"pairwise_source": source, "passing": (result.score or 0) > 0.5})
 
     def evaluate(  # type: ignore[override]
         self,

@@ -12,7 +12,10 @@ Accepted pipeline outputs:
 Each context may be a string, a LangChain ``Document`` (``page_content``, ``metadata["id"]`` or
 ``.id``), a LlamaIndex ``NodeWithScore`` / node (``get_content()`` or ``.text``, ``node_id``), or a
 dict with ``text`` / ``content`` / ``page_content`` and ``id``. ``context_ids`` are kept when every
-context has an id.
+context has an id, and ``context_scores`` (the retriever's similarity scores) when every context
+has a score: ``NodeWithScore.score``, a ``(Document, score)`` pair (LangChain's
+``similarity_search_with_score``), a dict's ``score``, or a ``score`` / ``relevance_score`` /
+``similarity_score`` in a ``Document``'s metadata.
 
 A retriever's output (``retriever=True``) is the list of contexts itself (or any of the above).
 """
@@ -28,6 +31,7 @@ __all__ = ["PipelineOutput", "PipelineOutputError", "context_of", "normalize_out
 _ANSWER_KEYS = ("answer", "response", "result", "output", "text")
 _CONTEXT_KEYS = ("contexts", "context", "source_documents", "source_nodes", "documents", "docs")
 _ID_META_KEYS = ("id", "doc_id", "document_id", "chunk_id", "source_id", "node_id")
+_SCORE_KEYS = ("score", "relevance_score", "similarity_score")
 
 
 class PipelineOutputError(TypeError):
@@ -39,27 +43,48 @@ class PipelineOutput:
     answer: str | None
     contexts: tuple[str, ...]
     context_ids: tuple[str, ...] | None
+    context_scores: tuple[float, ...] | None = None
 
 
-def context_of(item: Any) -> tuple[str, str | None]:
-    """(text, id or None) of one retrieved item."""
+def _score_in(mapping: Any) -> float | None:
+    if not isinstance(mapping, Mapping):
+        return None
+    value = next((mapping[k] for k in _SCORE_KEYS if mapping.get(k) is not None), None)
+    return _as_score(value)
+
+
+def _as_score(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def context_of(item: Any) -> tuple[str, str | None, float | None]:
+    """(text, id or None, retrieval score or None) of one retrieved item."""
+    ident: Any
     if isinstance(item, str):
-        return item, None
+        return item, None, None
+    if isinstance(item, tuple) and len(item) == 2 and _as_score(item[1]) is not None:
+        # (Document, score), as LangChain's similarity_search_with_score returns them
+        text, inner_id, _ = context_of(item[0])
+        return text, inner_id, _as_score(item[1])
     if isinstance(item, Mapping):
         for key in ("text", "content", "page_content", "context"):
             if isinstance(item.get(key), str):
-                ident: Any = next((item[k] for k in _ID_META_KEYS if item.get(k) is not None), None)
+                ident = next((item[k] for k in _ID_META_KEYS if item.get(k) is not None), None)
                 meta = item.get("metadata")
                 if ident is None and isinstance(meta, Mapping):
                     ident = next((meta[k] for k in _ID_META_KEYS if meta.get(k) is not None), None)
-                return item[key], None if ident is None else str(ident)
+                score = _score_in(item)
+                return item[key], None if ident is None else str(ident), _score_in(meta) if score is None else score
         raise PipelineOutputError(
             f"a context dict needs 'text' (or 'content', 'page_content'): {item!r:.100}"
         )
     # LlamaIndex NodeWithScore -> its node
     node = getattr(item, "node", None)
     if node is not None and not isinstance(item, str):
-        return context_of(node)
+        text, node_id, _ = context_of(node)
+        return text, node_id, _as_score(getattr(item, "score", None))
     # LangChain Document
     page = getattr(item, "page_content", None)
     if isinstance(page, str):
@@ -67,27 +92,36 @@ def context_of(item: Any) -> tuple[str, str | None]:
         ident = getattr(item, "id", None)
         if ident is None and isinstance(meta, Mapping):
             ident = next((meta[k] for k in _ID_META_KEYS if meta.get(k) is not None), None)
-        return page, None if ident is None else str(ident)
+        return page, None if ident is None else str(ident), _score_in(meta)
     # LlamaIndex node (TextNode): get_content() / .text, node_id / id_
     get_content = getattr(item, "get_content", None)
     content: Any = get_content() if callable(get_content) else getattr(item, "text", None)
     if isinstance(content, str):
-        node_id: Any = getattr(item, "node_id", None) or getattr(item, "id_", None)
-        return content, None if node_id is None else str(node_id)
+        ident = getattr(item, "node_id", None) or getattr(item, "id_", None)
+        return content, None if ident is None else str(ident), None
     raise PipelineOutputError(f"cannot read a context from {type(item).__name__}: {item!r:.100}")
 
 
-def _contexts(items: Any) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+_Contexts = tuple[tuple[str, ...], "tuple[str, ...] | None", "tuple[float, ...] | None"]
+
+
+def _contexts(items: Any) -> _Contexts:
+    """(texts, ids when every item has one, scores when every item has one)."""
     if items is None:
-        return (), None
+        return (), None, None
     if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
         if isinstance(items, str):
-            return (items,), None
+            return (items,), None, None
         items = list(items) if hasattr(items, "__iter__") else [items]
-    pairs = [context_of(x) for x in items]
-    texts = tuple(t for t, _ in pairs)
-    ids = [i for _, i in pairs]
-    return texts, (tuple(str(i) for i in ids) if pairs and all(i is not None for i in ids) else None)
+    triples = [context_of(x) for x in items]
+    texts = tuple(t for t, _, _ in triples)
+    ids = [i for _, i, _ in triples]
+    scores = [s for _, _, s in triples]
+    return (
+        texts,
+        tuple(str(i) for i in ids) if triples and all(i is not None for i in ids) else None,
+        tuple(float(s) for s in scores if s is not None) if triples and None not in scores else None,
+    )
 
 
 def _answer(value: Any) -> str | None:
@@ -110,12 +144,11 @@ def normalize_output(out: Any, *, retriever: bool = False) -> PipelineOutput:
         and isinstance(out, (list, tuple))
         and not (len(out) == 2 and isinstance(out[0], str) and isinstance(out[1], (list, tuple)))
     ):
-        texts, ids = _contexts(out)
-        return PipelineOutput(None, texts, ids)
+        return PipelineOutput(None, *_contexts(out))
     if isinstance(out, Mapping):
         answer = next((out[k] for k in _ANSWER_KEYS if k in out), None)
         ctx_key = next((k for k in _CONTEXT_KEYS if k in out), None)
-        texts, ids = _contexts(out[ctx_key]) if ctx_key else ((), None)
+        texts, ids, scores = _contexts(out[ctx_key]) if ctx_key else ((), None, None)
         if out.get("context_ids") is not None:
             ids = tuple(str(i) for i in out["context_ids"])
             if len(ids) != len(texts):
@@ -124,15 +157,13 @@ def normalize_output(out: Any, *, retriever: bool = False) -> PipelineOutput:
             raise PipelineOutputError(
                 f"the pipeline returned a dict without an answer or contexts key; keys: {sorted(map(str, out))}"
             )
-        return PipelineOutput(_answer(answer), texts, ids)
+        return PipelineOutput(_answer(answer), texts, ids, scores)
     if isinstance(out, tuple) and len(out) == 2:
-        texts, ids = _contexts(out[1])
-        return PipelineOutput(_answer(out[0]), texts, ids)
+        return PipelineOutput(_answer(out[0]), *_contexts(out[1]))
     if isinstance(out, str):
         return PipelineOutput(out, (), None)
     if hasattr(out, "source_nodes") and hasattr(out, "response"):
-        texts, ids = _contexts(out.source_nodes)
-        return PipelineOutput(_answer(out.response), texts, ids)
+        return PipelineOutput(_answer(out.response), *_contexts(out.source_nodes))
     raise PipelineOutputError(
         f"cannot read the pipeline's output ({type(out).__name__}); return a dict "
         "{'answer': ..., 'contexts': [...]}, a tuple (answer, contexts), or a LlamaIndex Response"

@@ -4,10 +4,11 @@
 (see :mod:`ragmeter.pipeline.outputs` for the shapes); it may be sync (run in a bounded thread
 pool of ``workers`` threads) or async (at most ``workers`` calls in flight). Labels in the input
 (``reference``, ``reference_contexts``, ``reference_context_ids``, metadata) are kept; the
-pipeline's answer, contexts and context ids are filled in, and the call's wall time is recorded in
-``metadata["latency_s"]``. A question whose call raises (or returns something unreadable) is not
-in the returned samples: it is listed in ``Dataset.problems`` with its row and the exception, and
-the batch goes on.
+pipeline's answer, contexts and context ids are filled in, the call's wall time is recorded in
+``metadata["latency_s"]`` and the retriever's scores of the contexts (when it gives them, e.g. a
+LlamaIndex ``NodeWithScore.score``) in ``metadata["context_scores"]``. A question whose call
+raises (or returns something unreadable) is not in the returned samples: it is listed in
+``Dataset.problems`` with its row and the exception, and the batch goes on.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ragmeter.run.sync import gather_or_cancel, run_sync
 __all__ = ["arun_pipeline", "as_questions", "run_pipeline", "run_retriever"]
 
 LATENCY_KEY = "latency_s"
+SCORES_KEY = "context_scores"
 ERROR_KEY = "pipeline_error"
 
 
@@ -100,10 +102,13 @@ async def arun_pipeline(
                 )
                 bar.advance(invalid=True, usage=Usage())
                 return
+            meta = {**dict(sample.metadata), LATENCY_KEY: round(latency, 6)}
+            if parsed.context_scores is not None:
+                meta[SCORES_KEY] = list(parsed.context_scores)
             changes: dict[str, Any] = {
                 "contexts": parsed.contexts,
                 "context_ids": parsed.context_ids,
-                "metadata": {**dict(sample.metadata), LATENCY_KEY: round(latency, 6)},
+                "metadata": meta,
             }
             if not retriever:
                 changes["answer"] = parsed.answer
