@@ -352,13 +352,13 @@ def _configure_metrics(names: list[str], lang: str | None, n_samples: int) -> li
     """Metric instances for --lang (metrics that take ``lang``) and --samples N (repeated judging)."""
     import inspect
 
-    from ragmeter.metrics.base import get_metric, list_metrics
+    from ragmeter.metrics.base import get_metric, list_metrics, resolve_alias
     from ragmeter.metrics.repeat import Repeated
 
     registry = list_metrics()
     out: list[Any] = []
     for name in names:
-        cls = registry.get(name)
+        cls = registry.get(resolve_alias(name)[0])
         takes_lang = cls is not None and "lang" in inspect.signature(cls).parameters
         metric = get_metric(name, lang=lang) if lang and takes_lang else get_metric(name)
         out.append(Repeated(metric, n_samples) if n_samples > 1 else metric)

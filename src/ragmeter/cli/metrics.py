@@ -9,13 +9,42 @@ from ragmeter.cli.common import echo_json, handle_errors
 
 @click.command("metrics")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per metric, a line each.")
+@click.option(
+    "--aliases",
+    "show_aliases",
+    is_flag=True,
+    help="List other tools' metric names (Ragas) that ragmeter accepts, with the metric each maps to.",
+)
 @handle_errors
-def metrics_cmd(as_json: bool) -> None:
+def metrics_cmd(as_json: bool, show_aliases: bool) -> None:
     """List metrics, the sample fields each needs and the judge steps it asks for."""
     from rich.table import Table
 
-    from ragmeter.metrics.base import list_metrics
+    from ragmeter.metrics.base import list_aliases, list_metrics
     from ragmeter.report.console import make_console
+
+    if show_aliases:
+        aliases = list_aliases()
+        if as_json:
+            for a in aliases.values():
+                echo_json(
+                    {
+                        "alias": a.name,
+                        "source": a.source,
+                        "metric": a.target,
+                        "args": dict(a.kwargs),
+                        "difference": a.difference,
+                    }
+                )
+            return
+        table = Table(header_style="bold")
+        for col in ("alias", "from", "ragmeter metric", "difference in definition"):
+            table.add_column(col)
+        for a in aliases.values():
+            args = ", ".join(f"{k}={v!r}" for k, v in a.kwargs.items())
+            table.add_row(a.name, a.source, f"{a.target}({args})" if args else a.target, a.difference)
+        make_console().print(table)
+        return
 
     registry = list_metrics()
     if as_json:

@@ -5,13 +5,25 @@ Importing this package registers the built-in metrics by name (see :func:`list_m
 ``semantic_similarity``, ``context_relevance``, ``context_precision``, ``context_utilization``,
 ``context_recall``, ``noise_sensitivity``, ``factual_correctness``, ``answer_correctness``,
 ``correctness``, ``relevancy``, ``guideline_adherence``, ``pairwise``; :func:`rubric` defines more.
+Ragas's names for them (``answer_relevancy``, ``llm_context_precision_with_reference``...) are
+accepted too (:func:`list_aliases`, :mod:`ragmeter.metrics.aliases`).
 Formulas, inputs and judge calls of each are in docs/metrics.md.
 """
 
 from __future__ import annotations
 
+from ragmeter.metrics import aliases as _aliases  # noqa: F401  (registers other tools' metric names)
 from ragmeter.metrics.answer_relevance import AnswerRelevance
-from ragmeter.metrics.base import Metric, Score, ScoreError, get_metric, list_metrics, register_metric
+from ragmeter.metrics.base import (
+    Metric,
+    MetricAlias,
+    Score,
+    ScoreError,
+    get_metric,
+    list_aliases,
+    list_metrics,
+    register_metric,
+)
 from ragmeter.metrics.context import ContextPrecision, ContextRecall, ContextRelevance, ContextUtilization
 from ragmeter.metrics.correctness import AnswerCorrectness, FactualCorrectness
 from ragmeter.metrics.faithfulness import Faithfulness
@@ -37,6 +49,7 @@ __all__ = [
     "Faithfulness",
     "GuidelineAdherence",
     "Metric",
+    "MetricAlias",
     "NoiseSensitivity",
     "Pairwise",
     "Relevancy",
@@ -48,6 +61,7 @@ __all__ = [
     "SemanticSimilarity",
     "TokenF1",
     "get_metric",
+    "list_aliases",
     "list_metrics",
     "register_metric",
     "rubric",

@@ -24,6 +24,7 @@ metric that does neither is scored one sample at a time, as above.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -162,6 +163,52 @@ class Metric:
 M = TypeVar("M", bound=type[Metric])
 
 _REGISTRY: dict[str, Callable[..., Metric]] = {}
+_logger = logging.getLogger("ragmeter.metrics")
+
+
+@dataclass(frozen=True)
+class MetricAlias:
+    """Another tool's name for a registered metric (``answer_relevancy`` -> ``answer_relevance``).
+
+    ``kwargs`` are the target's arguments that make it that tool's metric (``mode="irrelevant"``);
+    ``difference`` says how the definitions differ, in one or two sentences (empty: none)."""
+
+    name: str
+    target: str
+    source: str
+    difference: str = ""
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def notice(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+        target = f"{self.target}({args})" if args else self.target
+        diff = f" Difference: {self.difference}" if self.difference else " Same definition."
+        return f"metric {self.name!r} ({self.source}'s name) is ragmeter's {target}.{diff}"
+
+
+_ALIASES: dict[str, MetricAlias] = {}
+
+
+def register_alias(alias: MetricAlias) -> None:
+    """Accept ``alias.name`` wherever a metric name is (CLI ``--metrics``, ``get_metric``)."""
+    if alias.name in _REGISTRY or (alias.name in _ALIASES and _ALIASES[alias.name] != alias):
+        raise ConfigError(f"metric name {alias.name!r} is already registered")
+    _ALIASES[alias.name] = alias
+
+
+def list_aliases() -> dict[str, MetricAlias]:
+    """Other tools' metric names that ragmeter accepts, by name."""
+    _load_builtin_metrics()
+    return dict(sorted(_ALIASES.items()))
+
+
+def resolve_alias(name: str) -> tuple[str, dict[str, Any], MetricAlias | None]:
+    """(registered name, its arguments, the alias or None) for a metric name."""
+    _load_builtin_metrics()
+    alias = _ALIASES.get(name)
+    if alias is None:
+        return name, {}, None
+    return alias.target, dict(alias.kwargs), alias
 
 
 def register_metric(name: str) -> Callable[[M], M]:
@@ -177,8 +224,14 @@ def register_metric(name: str) -> Callable[[M], M]:
 
 
 def get_metric(name: str, **kwargs: Any) -> Metric:
-    """Instantiate a registered metric by name."""
-    _load_builtin_metrics()
+    """Instantiate a registered metric by name, or by another tool's name for it (a
+    :class:`MetricAlias`, e.g. Ragas's ``answer_relevancy``): the alias is logged once per call,
+    with the ragmeter metric it maps to and how the definitions differ (logger
+    ``ragmeter.metrics``; with no logging configured it prints to stderr)."""
+    name, alias_kwargs, alias = resolve_alias(name)
+    if alias is not None:
+        _logger.warning("%s", alias.notice())
+        kwargs = {**alias_kwargs, **kwargs}
     try:
         factory = _REGISTRY[name]
     except KeyError:
@@ -189,7 +242,9 @@ def get_metric(name: str, **kwargs: Any) -> Metric:
             if metric is not None:
                 return metric
         known = ", ".join(sorted(_REGISTRY))
-        raise ConfigError(f"unknown metric {name!r}; known metrics: {known}") from None
+        raise ConfigError(
+            f"unknown metric {name!r}; known metrics: {known} (and other tools' names: `ragmeter metrics --aliases`)"
+        ) from None
     return factory(**kwargs)
 
 
