@@ -95,7 +95,9 @@ def runs_show(run: str, out: Path, as_json: bool, show_samples: bool) -> None:
 @runs_group.command("export")
 @click.argument("run")
 @out_option
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), required=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), default=None, help="Write a file."
+)
 @click.option(
     "--output",
     "-O",
@@ -104,11 +106,55 @@ def runs_show(run: str, out: Path, as_json: bool, show_samples: bool) -> None:
     default=None,
     help="File to write (default RUN.FORMAT).",
 )
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(["mlflow"]),
+    default=None,
+    help="Log the run to a tracking service instead of writing a file (needs ragmeter[mlflow]).",
+)
+@click.option(
+    "--tracking-uri",
+    default=None,
+    help="With --to mlflow: where MLflow keeps runs (sqlite:///mlflow.db, http://host:5000, ...); "
+    "default: MLflow's own (MLFLOW_TRACKING_URI).",
+)
+@click.option(
+    "--experiment",
+    default=None,
+    help="With --to mlflow: the experiment to log into, created when missing [default: ragmeter].",
+)
 @handle_errors
-def runs_export(run: str, out: Path, fmt: str, output: Path | None) -> None:
-    """Write RUN's per-sample scores as csv, jsonl or parquet."""
+def runs_export(
+    run: str,
+    out: Path,
+    fmt: str | None,
+    output: Path | None,
+    target: str | None,
+    tracking_uri: str | None,
+    experiment: str | None,
+) -> None:
+    """Write RUN's per-sample scores as csv, jsonl or parquet (--format), or log RUN to MLflow
+    (--to mlflow): its config as params, each metric's mean, 95% CI and counts as metrics, the
+    per-sample table, the summary and the HTML report as artifacts."""
+    from ragmeter.errors import ConfigError
     from ragmeter.run.result import Result
 
+    if (fmt is None) == (target is None):
+        raise ConfigError("give --format csv|jsonl|parquet to write a file, or --to mlflow")
+    if target is None and (tracking_uri or experiment):
+        raise ConfigError("--tracking-uri and --experiment go with --to mlflow")
+    if target is not None and output is not None:
+        raise ConfigError("--output writes a file; with --to mlflow the run goes to the tracking store")
+    require_store(out)
     result = Result.from_store(out, run)
+    if target == "mlflow":
+        from ragmeter.log.mlflow_export import DEFAULT_EXPERIMENT, export_to_mlflow
+
+        name = experiment or DEFAULT_EXPERIMENT
+        mlflow_run = export_to_mlflow(result, tracking_uri=tracking_uri, experiment=name)
+        click.echo(f"run {result.run_id} -> MLflow experiment {name!r}, run {mlflow_run}")
+        return
+    assert fmt is not None
     path = result.export(output or Path(f"{result.run_id}.{fmt}"), fmt)
     click.echo(str(path))
