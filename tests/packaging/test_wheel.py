@@ -28,12 +28,11 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "ragmeter"
-# files that are not Python modules and must ship inside the package
-DATA_SUFFIXES = (".toml", ".json", ".jsonl", ".typed")
 
 
 def _package_data() -> list[str]:
-    """Package-relative paths of every tracked non-Python file under src/ragmeter."""
+    """Package-relative paths of every tracked non-Python file under src/ragmeter (prompts, weights,
+    the example data, the report's assets, ``py.typed``): each must ship in the wheel."""
     listed = subprocess.run(
         ["git", "ls-files", "src/ragmeter"], cwd=ROOT, capture_output=True, text=True, check=False
     )
@@ -42,7 +41,7 @@ def _package_data() -> list[str]:
     else:  # not a git checkout (e.g. an unpacked sdist): every file on disk
         paths = [p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
     return sorted(
-        "ragmeter/" + p.relative_to(PACKAGE).as_posix() for p in paths if p.name.endswith(DATA_SUFFIXES)
+        "ragmeter/" + p.relative_to(PACKAGE).as_posix() for p in paths if p.suffix not in (".py", ".pyc")
     )
 
 
