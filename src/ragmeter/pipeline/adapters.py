@@ -1,7 +1,8 @@
 """Adapters from RAG frameworks' objects to ``question -> output`` callables.
 
 Duck-typed: nothing here imports LlamaIndex or LangChain, so they stay optional; any object with
-the same methods works (the tests use small in-process fakes).
+the same methods works. The tests run them on real objects of both (tests/integrations/) and on
+small in-process fakes.
 
 - :func:`llamaindex_query_engine`: ``.aquery(q)`` (preferred) or ``.query(q)`` returning a
   Response with ``.response`` and ``.source_nodes`` (``NodeWithScore``: ``.node.get_content()``,
