@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,3 +43,39 @@ def questions_file(tmp_path: Path) -> Path:
     path = tmp_path / "questions.jsonl"
     path.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
     return path
+
+
+@pytest.fixture
+def cli_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, questions_file: Path) -> Callable[..., Any]:
+    """``run(module_source, kind, attr, metrics)``: write the module next to questions.jsonl, run
+    ``ragmeter evaluate questions.jsonl --<kind> module:attr -m metrics --json`` there and return
+    (the JSON summary, the recorded Result)."""
+    from click.testing import CliRunner
+
+    from ragmeter.cli.main import cli
+    from ragmeter.run.result import Result
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+    def run(source: str, kind: str, attr: str, metrics: str) -> tuple[dict[str, Any], Result]:
+        name = f"rag_{kind}_{abs(hash((tmp_path, source))) % 10**8}"
+        (tmp_path / f"{name}.py").write_text(source)
+        args = [
+            "evaluate",
+            "questions.jsonl",
+            f"--{kind}",
+            f"{name}:{attr}",
+            "-m",
+            metrics,
+            "--out",
+            "runs",
+            "--json",
+            "--no-progress",
+        ]
+        res = CliRunner().invoke(cli, args, catch_exceptions=False)
+        assert res.exit_code == 0, res.stderr
+        summary = json.loads(res.stdout)
+        return summary, Result.from_store("runs", summary["run_id"])
+
+    return run

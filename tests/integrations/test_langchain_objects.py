@@ -4,22 +4,18 @@ deterministic embedding, its retriever, a runnable chain with a fake chat model,
 
 from __future__ import annotations
 
-import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 pytest.importorskip("langchain_core")
 
 import ragmeter
 from integrations.conftest import QUESTIONS
 from integrations.frameworks import langchain_chain, langchain_store
-from ragmeter.cli.main import cli
 from ragmeter.pipeline import langchain_retriever
-from ragmeter.run.result import Result
 
 
 @pytest.fixture(scope="module")
@@ -74,39 +70,12 @@ retriever = STORE.as_retriever(search_kwargs={"k": 3})
 """
 
 
-@pytest.fixture
-def rag_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, questions_file: Path) -> str:
-    name = f"lc_rag_{abs(hash(tmp_path)) % 10**8}"
-    (tmp_path / f"{name}.py").write_text(MODULE)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    return name
-
-
 @pytest.mark.parametrize("kind", ["pipeline", "retriever"])
-def test_cli_evaluate_runs_the_real_objects(rag_module: str, kind: str) -> None:
-    attr = "chain" if kind == "pipeline" else "retriever"
-    res = CliRunner().invoke(
-        cli,
-        [
-            "evaluate",
-            "questions.jsonl",
-            f"--{kind}",
-            f"{rag_module}:{attr}",
-            "-m",
-            "token_f1,hit_rate" if kind == "pipeline" else "hit_rate,mrr",
-            "--out",
-            "runs",
-            "--json",
-            "--no-progress",
-        ],
-        catch_exceptions=False,
-    )
-    assert res.exit_code == 0, res.stderr
-    d = json.loads(res.stdout)
-    n_failed = 1 if kind == "pipeline" else 0
-    assert d["n_samples"] == 4 - n_failed and d["n_skipped"] == n_failed
-    assert d["metrics"]["hit_rate"]["mean"] == 1.0
-    result = Result.from_store("runs", d["run_id"])
+def test_cli_evaluate_runs_the_real_objects(cli_project: Callable[..., Any], kind: str) -> None:
+    attr, metrics = ("chain", "token_f1,hit_rate") if kind == "pipeline" else ("retriever", "hit_rate,mrr")
+    summary, result = cli_project(MODULE, kind, attr, metrics)
+    n_failed = 1 if kind == "pipeline" else 0  # only the chain has the failing guard
+    assert summary["n_samples"] == 4 - n_failed and summary["n_skipped"] == n_failed
+    assert summary["metrics"]["hit_rate"]["mean"] == 1.0
     meta = result.meta["pipeline"]
     assert meta["kind"] == kind and meta["n_failed"] == n_failed and meta["latency_s_max"] > 0

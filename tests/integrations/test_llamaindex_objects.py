@@ -4,13 +4,11 @@ the MockLLM and a deterministic embedding, its query engine and retriever, throu
 
 from __future__ import annotations
 
-import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 pytest.importorskip("llama_index.core")
 
@@ -21,8 +19,6 @@ from integrations.frameworks import (
     llamaindex_index,
     llamaindex_query_engine,
 )
-from ragmeter.cli.main import cli
-from ragmeter.run.result import Result
 
 
 @pytest.fixture(scope="module")
@@ -87,41 +83,14 @@ retriever = llamaindex_failing_retriever(INDEX, k=3)
 """
 
 
-@pytest.fixture
-def rag_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, questions_file: Path) -> str:
-    name = f"li_rag_{abs(hash(tmp_path)) % 10**8}"
-    (tmp_path / f"{name}.py").write_text(MODULE)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    return name
-
-
 @pytest.mark.parametrize("kind", ["pipeline", "retriever"])
-def test_cli_evaluate_runs_the_real_objects(rag_module: str, kind: str) -> None:
-    attr = "query_engine" if kind == "pipeline" else "retriever"
-    metrics = "token_f1,hit_rate" if kind == "pipeline" else "hit_rate,ndcg_at_k"
-    res = CliRunner().invoke(
-        cli,
-        [
-            "evaluate",
-            "questions.jsonl",
-            f"--{kind}",
-            f"{rag_module}:{attr}",
-            "-m",
-            metrics,
-            "--out",
-            "runs",
-            "--json",
-            "--no-progress",
-        ],
-        catch_exceptions=False,
+def test_cli_evaluate_runs_the_real_objects(cli_project: Callable[..., Any], kind: str) -> None:
+    attr, metrics = (
+        ("query_engine", "token_f1,hit_rate") if kind == "pipeline" else ("retriever", "hit_rate,ndcg_at_k")
     )
-    assert res.exit_code == 0, res.stderr
-    d = json.loads(res.stdout)
-    assert d["n_samples"] == 3 and d["n_skipped"] == 1
-    assert d["metrics"]["hit_rate"]["mean"] == 1.0
-    result = Result.from_store("runs", d["run_id"])
-    records = {r["sample_id"]: r for r in result.to_records()}
-    assert set(records) == {q["id"] for q in QUESTIONS[:3]}
+    summary, result = cli_project(MODULE, kind, attr, metrics)
+    assert summary["n_samples"] == 3 and summary["n_skipped"] == 1
+    assert summary["metrics"]["hit_rate"]["mean"] == 1.0
+    assert {r["sample_id"] for r in result.to_records()} == {q["id"] for q in QUESTIONS[:3]}
     meta = result.meta["pipeline"]
     assert meta["kind"] == kind and meta["n_failed"] == 1 and meta["latency_s_mean"] > 0

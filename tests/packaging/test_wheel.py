@@ -91,33 +91,25 @@ def test_sdist_holds_package_data_and_no_egg_info_from_git(dists: dict[str, Path
     assert "pyproject.toml" in rel and "README.md" in rel, top
 
 
+def _run(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run a command; its stdout, or a failed assertion with the end of its stderr."""
+    proc = subprocess.run(
+        [str(a) for a in args], capture_output=True, text=True, check=False, cwd=cwd, env=env
+    )
+    assert proc.returncode == 0, f"{args[:3]}: {proc.stderr[-3000:]}"
+    return proc.stdout.strip()
+
+
 def test_wheel_installs_and_runs_the_readme_main_job(dists: dict[str, Path], tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     bindir = env_dir / ("Scripts" if os.name == "nt" else "bin")
     python = bindir / ("python.exe" if os.name == "nt" else "python")
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    purelib = _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
     # the dependencies: this interpreter's site-packages, as a plain path after the venv's own
     Path(purelib, "zz_ragmeter_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    pip = subprocess.run(
-        [str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(dists["wheel"])],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert pip.returncode == 0, pip.stderr[-3000:]
-    where = subprocess.run(
-        [str(python), "-c", "import ragmeter; print(ragmeter.__file__)"],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-    ).stdout.strip()
+    _run(python, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", dists["wheel"])
+    where = _run(python, "-c", "import ragmeter; print(ragmeter.__file__)", cwd=tmp_path)
     assert Path(where).is_relative_to(env_dir), f"imported {where}, not the wheel's copy"
 
     work = tmp_path / "work"
@@ -125,39 +117,27 @@ def test_wheel_installs_and_runs_the_readme_main_job(dists: dict[str, Path], tmp
     shutil.copy(ROOT / "examples" / "rag_samples.jsonl", work / "examples" / "rag_samples.jsonl")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
-    main = subprocess.run(
-        [
-            str(bindir / "ragmeter"),
-            "evaluate",
-            "examples/rag_samples.jsonl",
-            "--json",
-            "--no-progress",
-            "--out",
-            str(work / "runs"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    out = _run(
+        bindir / "ragmeter",
+        "evaluate",
+        "examples/rag_samples.jsonl",
+        "--json",
+        "--no-progress",
+        "--out",
+        work / "runs",
         cwd=work,
         env=env,
     )
-    assert main.returncode == 0, main.stderr[-3000:]
-    summary = json.loads(main.stdout)
+    summary = json.loads(out)
     assert summary["n_samples"] == 12
     assert summary["metrics"] and all(m["n_scored"] > 0 for m in summary["metrics"].values())
-    # the example data shipped inside the package, and a prompt file, from the installed wheel
-    shipped = subprocess.run(
-        [
-            str(python),
-            "-c",
-            "from ragmeter.examples import example_path; from ragmeter.judges.prompts import load_prompt;"
-            "print(example_path()); load_prompt('verify_claims', 'zh')",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=work,
-        env=env,
+    # the example data shipped inside the package, a prompt file and the report's assets, from the wheel
+    code = (
+        "from ragmeter.examples import example_path; from ragmeter.judges.prompts import load_prompt;"
+        "from ragmeter.run.result import Result; import sys;"
+        "print(example_path()); load_prompt('verify_claims', 'zh');"
+        "Result.from_store(sys.argv[1], 'latest').to_html(sys.argv[2])"
     )
-    assert shipped.returncode == 0, shipped.stderr[-3000:]
-    assert Path(shipped.stdout.strip()).is_relative_to(env_dir)
+    shipped = _run(python, "-c", code, work / "runs", work / "report.html", cwd=work, env=env)
+    assert Path(shipped).is_relative_to(env_dir)
+    assert "<style" in (work / "report.html").read_text(encoding="utf-8")
