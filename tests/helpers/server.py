@@ -6,7 +6,7 @@
 - ``responder(request_json) -> str``: the assistant content. The default answers ragmeter's steps
   (claims, verdicts, questions, and rate_sentences, rate_chunks, analyse_contexts,
   extract_claims_many, grade, compare) sensibly by reading the prompt, so whole runs work.
-- ``latency_s``: sleep before each reply.
+- ``latency_s``: sleep before each reply. A request with ``n`` gets ``n`` choices (the same content).
 - ``fail_rate`` with a seeded RNG choosing among ``failure_kinds``: ``"429"`` (with Retry-After),
   ``"500"``, ``"malformed"`` (a broken JSON body), ``"timeout"`` (sleep ``hang_s``, longer than the
   client's timeout), ``"invalid_content"`` (assistant content that is not JSON). ``force(...)``
@@ -498,17 +498,19 @@ class FakeOpenAIServer:
 
     def _chat_body(self, req: dict[str, Any], content: str) -> bytes:
         prompt_chars = sum(len(str(m.get("content", ""))) for m in req.get("messages") or [])
+        n_choices = max(1, int(req.get("n") or 1))  # the same content n times
         out: dict[str, Any] = {
             "id": f"chatcmpl-{self.total_requests}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": req.get("model") or self.model,
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                {"index": i, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                for i in range(n_choices)
             ],
         }
         if self.include_usage:
-            p, c = max(1, prompt_chars // 4), max(1, len(content) // 4)
+            p, c = max(1, prompt_chars // 4), max(1, len(content) // 4) * n_choices
             out["usage"] = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
         return json.dumps(out, ensure_ascii=False).encode("utf-8")
 
