@@ -75,6 +75,8 @@ def test_wheel_holds_every_package_data_file(dists: dict[str, Path]) -> None:
         names = set(zf.namelist())
     expected = _package_data()
     assert "ragmeter/py.typed" in expected and "ragmeter/examples/rag_samples.jsonl" in expected
+    # top-level modules beside the package (the pytest plugin)
+    expected += [p.name for p in (ROOT / "src").glob("*.py")]
     missing = [p for p in expected if p not in names]
     assert not missing, f"missing from the wheel: {missing}"
     assert not [n for n in names if n.startswith(("tests/", "bench/"))], "tests or benchmarks in the wheel"
