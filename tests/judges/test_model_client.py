@@ -124,7 +124,7 @@ async def test_timeout_is_retried(fake_openai_server: FakeOpenAIServer) -> None:
     async with client_for(fake_openai_server, timeout_s=0.3) as client:
         resp = await client.generate(req())
     assert resp.text == "OK" and client.retries == 1
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < fake_openai_server.hang_s  # the timeout cut the hang short
 
 
 async def test_retries_exhausted_raises_the_last_error_and_records_it(
@@ -182,12 +182,10 @@ async def test_concurrency_limit_is_never_exceeded(fake_openai_server: FakeOpenA
 
 async def test_server_handles_64_concurrent_slow_requests(fake_openai_server: FakeOpenAIServer) -> None:
     fake_openai_server.latency_s = 0.3
-    started = time.monotonic()
     async with client_for(fake_openai_server, concurrency=64) as client:
         await asyncio.gather(*(client.generate(req(f"q{i}")) for i in range(64)))
-    elapsed = time.monotonic() - started
+    # all 64 were in the server at once: none waited for another (no wall-clock bound: the machine is shared)
     assert fake_openai_server.peak_in_flight == 64
-    assert elapsed < 2.5  # 64 x 0.3 s would take 19 s one at a time
 
 
 async def test_backoff_sleep_does_not_hold_the_slot(fake_openai_server: FakeOpenAIServer) -> None:
