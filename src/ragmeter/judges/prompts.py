@@ -17,18 +17,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmeter._toml import read_toml
 from ragmeter.errors import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10
-    import tomli as tomllib
 
 PROMPTS_DIR = Path(__file__).with_name("prompts")
 PROMPT_STEPS: tuple[str, ...] = (
@@ -104,11 +99,7 @@ def available_languages() -> list[str]:
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
-    try:
-        raw = path.read_bytes()
-        return tomllib.loads(raw.decode("utf-8")), raw
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise ConfigError(f"cannot read prompt file {path}: {e}") from e
+    return read_toml(path, "prompt file")
 
 
 def load_prompt(step: str, lang: str = "en", overrides_dir: str | Path | None = None) -> Prompt:
