@@ -52,7 +52,7 @@ PLACEHOLDERS: dict[str, str] = {
     "my_rag:answer": "name",
     "my_rag:retrieve": "name",
     "../shared/data/dev/*.jsonl": "file",
-    "/work/shared/data/dev/halluqa_zh_dev.jsonl": "file",
+    "../shared/data/dev/halluqa_zh_dev.jsonl": "file",
 }
 _OFFLINE_JUDGES = frozenset({"local"})
 _OFFLINE_EMBEDDINGS = frozenset({"local", "none"})
@@ -121,7 +121,7 @@ def _option_values(argv: tuple[str, ...], *names: str) -> list[str]:
     return values
 
 
-_OUTPUT_OPTIONS = ("--out", "-o", "--output")
+_OUTPUT_OPTIONS = ("--out", "-o", "--output", "-O")
 
 
 def why_not_run(command: Command, produced: frozenset[str] = frozenset()) -> str | None:
