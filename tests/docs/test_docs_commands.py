@@ -23,15 +23,19 @@ import re
 import shutil
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import click
 import pytest
 from click.testing import CliRunner
 
-from helpers.doc_commands import Block, Command, extract_blocks, markdown_pages, ragmeter_commands
+from helpers.doc_commands import (
+    Block,
+    Command,
+    extract_blocks,
+    markdown_pages,
+    parse_command,
+    ragmeter_commands,
+)
 from ragmeter.cli.main import cli
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.base import get_metric, list_metrics
@@ -72,39 +76,6 @@ COMMANDS = [c for b in BLOCKS for c in ragmeter_commands(b)]
 
 # ---------------------------------------------------------------------------------------------
 # parsing against the CLI
-
-
-@dataclass(frozen=True)
-class Parsed:
-    error: str | None
-    params: dict[str, Any]
-    path: str  # the command path, e.g. "ragmeter runs show"
-
-
-def parse(argv: list[str]) -> Parsed:
-    """Parse ``argv`` (after ``ragmeter``) as click would, without invoking anything."""
-    args, cmd, name, parent = list(argv), cli, "ragmeter", None
-    ctx: click.Context | None = None
-    try:
-        while True:
-            ctx = cmd.make_context(name, args, parent=parent, resilient_parsing=False)
-            if not isinstance(cmd, click.Group):
-                return Parsed(None, dict(ctx.params), ctx.command_path)
-            protected = getattr(ctx, "_protected_args", None)
-            rest = [*(protected if protected is not None else ctx.protected_args), *ctx.args]
-            if not rest:
-                if cmd.invoke_without_command:
-                    return Parsed(None, dict(ctx.params), ctx.command_path)
-                return Parsed(f"{ctx.command_path}: missing command", {}, ctx.command_path)
-            sub_name, sub, args = cmd.resolve_command(ctx, rest)
-            assert sub is not None and sub_name is not None
-            cmd, name, parent = sub, sub_name, ctx
-    except click.exceptions.Exit as e:  # --help, --version
-        path = ctx.command_path if ctx is not None else "ragmeter"
-        return Parsed(None if e.exit_code == 0 else f"exit {e.exit_code}", {}, path)
-    except click.UsageError as e:
-        path = e.ctx.command_path if e.ctx is not None else "ragmeter"
-        return Parsed(f"{path}: {e.format_message()}", {}, path)
 
 
 def _option_values(argv: tuple[str, ...], *names: str) -> list[str]:
@@ -187,7 +158,7 @@ def test_command_parses(command: Command, sandbox: Path, monkeypatch: pytest.Mon
     monkeypatch.chdir(sandbox / command.cwd)
     for name, value in command.env:
         monkeypatch.setenv(name, value)
-    parsed = parse(_substitute(command, sandbox))
+    parsed = parse_command(cli, _substitute(command, sandbox))
     if parsed.error is not None:
         hint = ""
         if "does not exist" in parsed.error:

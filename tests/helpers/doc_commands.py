@@ -21,6 +21,9 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import click
 
 SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh", "console"})
 _FENCE_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)[^`]*$")
@@ -230,3 +233,41 @@ def markdown_pages(root: Path, patterns: Iterable[str]) -> list[Path]:
     """The pages under ``root`` matching ``patterns`` (globs), sorted, without duplicates."""
     pages = {p for pattern in patterns for p in root.glob(pattern) if p.is_file()}
     return sorted(pages)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    error: str | None
+    params: dict[str, Any]
+    path: str  # the command path, e.g. "ragmeter runs show"
+
+
+def parse_command(group: click.Group, argv: list[str], prog: str = "ragmeter") -> Parsed:
+    """Parse ``argv`` (what follows the program name) as click would, invoking nothing: the group's
+    ``make_context``, then each resolved subcommand's, ``resilient_parsing`` off, so unknown
+    options, bad values, missing arguments and paths that must exist are errors."""
+    args, name, parent = list(argv), prog, None
+    cmd: click.Command = group
+    ctx: click.Context | None = None
+    try:
+        while True:
+            ctx = cmd.make_context(name, args, parent=parent, resilient_parsing=False)
+            if not isinstance(cmd, click.Group):
+                return Parsed(None, dict(ctx.params), ctx.command_path)
+            protected = getattr(ctx, "_protected_args", None)
+            rest = [*(protected if protected is not None else ctx.protected_args), *ctx.args]
+            if not rest:
+                if cmd.invoke_without_command:
+                    return Parsed(None, dict(ctx.params), ctx.command_path)
+                return Parsed(f"{ctx.command_path}: missing command", {}, ctx.command_path)
+            sub_name, sub, args = cmd.resolve_command(ctx, rest)
+            assert sub is not None and sub_name is not None
+            cmd, name, parent = sub, sub_name, ctx
+    except click.exceptions.Exit as e:  # --help, --version
+        path = ctx.command_path if ctx is not None else prog
+        return Parsed(None if e.exit_code == 0 else f"exit {e.exit_code}", {}, path)
+    except click.UsageError as e:
+        path = e.ctx.command_path if e.ctx is not None else prog
+        no_args = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2: help text as message
+        message = "missing command" if isinstance(e, no_args) else e.format_message()
+        return Parsed(f"{path}: {message}", {}, path)
