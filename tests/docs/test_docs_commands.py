@@ -14,6 +14,7 @@ How the commands are found: tests/helpers/doc_commands.py.
 - **Placeholders** are the words in docs that stand for the reader's own things (``data.jsonl``):
   list a new one in ``PLACEHOLDERS`` with what it stands for. Keep the list short: a command on
   the repo's own files (``examples/rag_samples.jsonl``) is better documentation and is run.
+  ``PARSE_ONLY`` lists the few commands that must not run here (they wait, or need an extra).
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ PLACEHOLDERS: dict[str, str] = {
     "../shared/data/dev/*.jsonl": "file",
     "../shared/data/dev/halluqa_zh_dev.jsonl": "file",
 }
+#: words (in this order, next to each other) that make a command parse-only, with the reason: for
+#: commands that would wait (serve, open a browser) or need an optional extra CI does not install.
+PARSE_ONLY: dict[tuple[str, ...], str] = {}
 _OFFLINE_JUDGES = frozenset({"local"})
 _OFFLINE_EMBEDDINGS = frozenset({"local", "none"})
 
@@ -103,6 +107,9 @@ def why_not_run(command: Command, produced: frozenset[str] = frozenset()) -> str
     used = [w for w in command.argv if w in PLACEHOLDERS and w not in produced]
     if used:
         return f"placeholder {', '.join(used)}"
+    for words, reason in PARSE_ONLY.items():
+        if _contains(command.argv, words):
+            return reason
     judges = [j for j in _option_values(command.argv, "--judge") if j not in _OFFLINE_JUDGES]
     if judges:
         return f"judge {judges[0]}"
@@ -112,6 +119,10 @@ def why_not_run(command: Command, produced: frozenset[str] = frozenset()) -> str
     if _option_values(command.argv, "--base-url", "--embeddings-base-url"):
         return "a --base-url"
     return None
+
+
+def _contains(argv: tuple[str, ...], words: tuple[str, ...]) -> bool:
+    return any(argv[k : k + len(words)] == words for k in range(len(argv) - len(words) + 1))
 
 
 def block_runs(commands: list[Command]) -> bool:
@@ -215,9 +226,10 @@ def test_the_quick_start_is_found_and_run() -> None:
 
 
 def test_placeholders_are_used() -> None:
-    """A placeholder no page uses any more is dead weight: remove it from PLACEHOLDERS."""
+    """A placeholder or parse-only entry no page uses any more is dead weight: remove it."""
     used = {w for c in COMMANDS for w in c.argv}
     assert sorted(set(PLACEHOLDERS) - used) == []
+    assert [w for w in PARSE_ONLY if not any(_contains(c.argv, w) for c in COMMANDS)] == []
 
 
 # ---------------------------------------------------------------------------------------------
