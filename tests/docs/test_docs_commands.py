@@ -96,7 +96,8 @@ def _option_values(argv: tuple[str, ...], *names: str) -> list[str]:
     return values
 
 
-_OUTPUT_OPTIONS = ("--out", "-o", "--output", "-O")
+#: options whose value a command creates (a file, a store, a run id): later commands may use it
+_OUTPUT_OPTIONS = ("--out", "-o", "--output", "-O", "--run-id")
 
 
 def why_not_run(command: Command, produced: frozenset[str] = frozenset()) -> str | None:
