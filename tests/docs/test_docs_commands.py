@@ -358,26 +358,30 @@ def test_chinese_glossary_agrees_with_the_description_file() -> None:
     assert not problems, "\n".join(problems)
 
 
-_ZH_HEADING = re.compile(r"^#{2,4}\s+(?P<term>[^`#]+?)\s*[（(]?`(?P<name>[a-z0-9_]+)`[）)]?\s*$")
+_ZH_HEADING = re.compile(r"^#{2,4}\s+(?P<term>[^`#]+?)\s*`(?P<name>[a-z0-9_]+)`\s*$")
+_ZH_INLINE = re.compile(r"`(?P<name>[a-z0-9_]+)`（(?P<term>[^（）`]+)）")
 
 
-def test_chinese_metric_headings_use_the_glossary_terms() -> None:
-    """A heading like `## 忠实度 `faithfulness`` in docs/zh uses the term zh.toml gives the metric."""
+def test_chinese_pages_use_the_glossary_terms() -> None:
+    """In README.zh-CN.md and docs/zh, a metric's Chinese name is the term zh.toml gives it, where
+    the two stand together: a heading `## 忠实度 `faithfulness`` or `faithfulness`（忠实度）.
+    Full-width brackets right after a metric name always hold its term: write other remarks
+    in the sentence, not in brackets."""
     texts = load_descriptions("zh")
     problems = []
-    for page in sorted((ROOT / "docs" / "zh").glob("*.md")):
+    for page in [ROOT / "README.zh-CN.md", *sorted((ROOT / "docs" / "zh").glob("*.md"))]:
         for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
-            m = _ZH_HEADING.match(line)
-            if not m:
-                continue
-            entry = texts.metrics.get(m.group("name"))
-            where = f"{page.relative_to(ROOT)}:{number}"
-            if entry is None:
-                problems.append(f"{where}: `{m.group('name')}` is not a built-in metric")
-            elif m.group("term") != entry.term:
-                problems.append(
-                    f"{where}: `{m.group('name')}` is {entry.term!r} in zh.toml, not {m.group('term')!r}"
-                )
+            found = [m.groupdict() for m in _ZH_INLINE.finditer(line)]
+            heading = _ZH_HEADING.match(line)
+            if heading:
+                found.append(heading.groupdict())
+            for hit in found:
+                entry = texts.metrics.get(hit["name"])
+                where = f"{page.relative_to(ROOT)}:{number}"
+                if entry is not None and hit["term"].strip() != entry.term:
+                    problems.append(
+                        f"{where}: `{hit['name']}` is {entry.term!r} in zh.toml, not {hit['term']!r}"
+                    )
     assert not problems, "\n".join(problems)
 
 
