@@ -58,6 +58,13 @@ PLACEHOLDERS: dict[str, str] = {
     "my_rag:retrieve": "name",
     "../shared/data/dev/*.jsonl": "file",
     "../shared/data/dev/halluqa_zh_dev.jsonl": "file",
+    "answers.jsonl": "file",
+    "answers-v1.jsonl": "file",
+    "answers-v2.jsonl": "file",
+    "baseline.jsonl": "file",
+    "candidate.jsonl": "file",
+    "baseline": "name",  # run ids of the reader's own runs
+    "candidate": "name",
 }
 #: words (in this order, next to each other) that make a command parse-only, with the reason: for
 #: commands that would wait (serve, open a browser) or need an optional extra CI does not install.
@@ -209,12 +216,12 @@ def test_offline_block_runs(
             if result.exception is not None and not isinstance(result.exception, SystemExit):
                 exc = result.exception
                 tail += "\n    " + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-            pytest.fail(
-                _fail(
-                    command, f"exited {result.exit_code}, expected {block.expect_exit}; output:\n    {tail}"
-                ),
-                pytrace=False,
+            hint = (
+                "\n  (a reader's own file or run? list it in PLACEHOLDERS; a command that must not run"
+                " here: PARSE_ONLY; a failure the page shows on purpose: <!-- docs-test: exit=N -->)"
             )
+            problem = f"exited {result.exit_code}, expected {block.expect_exit}; output:\n    {tail}{hint}"
+            pytest.fail(_fail(command, problem), pytrace=False)
 
 
 def test_the_quick_start_is_found_and_run() -> None:
