@@ -155,6 +155,10 @@ def test_split_commands_keeps_quoted_operators() -> None:
             "ragmeter agreement: Invalid value for 'FILES...'",
         ),
         (["runs", "export", "latest"], "ragmeter runs export: Missing option '--format'."),
+        (
+            ["evaluate", "x.jsonl", "--judge-concurrency", "2"],
+            "ragmeter evaluate: --judge-concurrency is hidden",
+        ),
     ],
 )
 def test_parse_command(argv: list[str], error: str | None) -> None:

@@ -63,12 +63,16 @@ PLACEHOLDERS: dict[str, str] = {
     "answers-v2.jsonl": "file",
     "baseline.jsonl": "file",
     "candidate.jsonl": "file",
+    "prod.jsonl": "file",
     "baseline": "name",  # run ids of the reader's own runs
     "candidate": "name",
 }
 #: words (in this order, next to each other) that make a command parse-only, with the reason: for
 #: commands that would wait (serve, open a browser) or need an optional extra CI does not install.
-PARSE_ONLY: dict[tuple[str, ...], str] = {}
+PARSE_ONLY: dict[tuple[str, ...], str] = {
+    ("view",): "ragmeter view serves the run store until Ctrl-C",
+    ("--engine", "ray"): "the Ray engine needs the ray extra and starts a Ray runtime",
+}
 _OFFLINE_JUDGES = frozenset({"local"})
 _OFFLINE_EMBEDDINGS = frozenset({"local", "none"})
 

@@ -245,13 +245,22 @@ class Parsed:
 def parse_command(group: click.Group, argv: list[str], prog: str = "ragmeter") -> Parsed:
     """Parse ``argv`` (what follows the program name) as click would, invoking nothing: the group's
     ``make_context``, then each resolved subcommand's, ``resilient_parsing`` off, so unknown
-    options, bad values, missing arguments and paths that must exist are errors."""
+    options, bad values, missing arguments and paths that must exist are errors; so is a hidden
+    option (an old name that ``--help`` no longer shows)."""
     args, name, parent = list(argv), prog, None
     cmd: click.Command = group
     ctx: click.Context | None = None
     try:
         while True:
             ctx = cmd.make_context(name, args, parent=parent, resilient_parsing=False)
+            hidden = _hidden_options_given(ctx)
+            if hidden:
+                return Parsed(
+                    f"{ctx.command_path}: {', '.join(hidden)} is hidden (an old name kept for old scripts); "
+                    "use what --help shows",
+                    dict(ctx.params),
+                    ctx.command_path,
+                )
             if not isinstance(cmd, click.Group):
                 return Parsed(None, dict(ctx.params), ctx.command_path)
             protected = getattr(ctx, "_protected_args", None)
@@ -271,3 +280,17 @@ def parse_command(group: click.Group, argv: list[str], prog: str = "ragmeter") -
         no_args = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2: help text as message
         message = "missing command" if isinstance(e, no_args) else e.format_message()
         return Parsed(f"{path}: {message}", {}, path)
+
+
+def _hidden_options_given(ctx: click.Context) -> list[str]:
+    """Hidden options that the command line gave (docs should show what ``--help`` shows)."""
+    from click.core import ParameterSource
+
+    return [
+        param.opts[0]
+        for param in ctx.command.params
+        if isinstance(param, click.Option)
+        and param.hidden
+        and param.name is not None
+        and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE
+    ]
