@@ -154,7 +154,7 @@ def test_split_commands_keeps_quoted_operators() -> None:
             ["agreement", "no/such/file.jsonl"],
             "ragmeter agreement: Invalid value for 'FILES...'",
         ),
-        (["runs", "export", "latest"], "ragmeter runs export: Missing option '--format'."),
+        (["compare", "v1"], "ragmeter compare: Missing argument 'RUN_B'."),
         (
             ["evaluate", "x.jsonl", "--judge-concurrency", "2"],
             "ragmeter evaluate: --judge-concurrency is hidden",
