@@ -237,6 +237,16 @@ def test_the_quick_start_is_found_and_run() -> None:
     assert len(COMMANDS) >= 40, [c.where for c in COMMANDS]
 
 
+def test_both_readmes_have_the_same_quick_start() -> None:
+    """The two Quick start commands (the first two shell blocks) read the same in both READMEs."""
+
+    def quick_start(name: str) -> list[tuple[str, ...]]:
+        blocks = extract_blocks(ROOT / name)[:2]
+        return [tuple(text for _, text in b.body) for b in blocks]
+
+    assert quick_start("README.zh-CN.md") == quick_start("README.md")
+
+
 def test_placeholders_are_used() -> None:
     """A placeholder or parse-only entry no page uses any more is dead weight: remove it."""
     used = {w for c in COMMANDS for w in c.argv}
