@@ -87,7 +87,7 @@ class ContextRelevance(_LangMetric):
         total = sum(v for _, v in flat)
         needed = [s for s, v in flat if v >= 0.5]
         value = min(max(total / n, 0.0), 1.0)
-        reason = f"{total:g} of {n} context sentences needed to answer the question"
+        reason = f"{total:.3g} of {n} context sentences needed to answer the question"
         if needed:
             reason += f": {quote_list(needed, limit=2)}"
         return Score(

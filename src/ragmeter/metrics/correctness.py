@@ -78,7 +78,7 @@ async def factual_parts(
     n_tp = sum(1 for v in a_verdicts if v.supported)
     reason = f"{mode} {value:.3f}: {n_tp} of {len(a_claims)} answer claims supported by the reference"
     if mode != "precision":
-        reason += f", {len(r_claims) - fn} of {len(r_claims)} reference claims found in the answer"
+        reason += f", {len(r_claims) - fn:.3g} of {len(r_claims)} reference claims found in the answer"
     if unsupported:
         reason += f"; unsupported: {quote_list(unsupported, limit=2)}"
     if missing and mode != "precision":

@@ -103,9 +103,9 @@
   function keep(i) {
     if (state.show) {
       const g = gain(i, state.metric);
-      if (state.show === "changed" && (g === null || Math.abs(g) <= 1e-9)) return false;
-      if (state.show === "worse" && (g === null || g >= -1e-9)) return false;
-      if (state.show === "better" && (g === null || g <= 1e-9)) return false;
+      if (state.show === "changed" && (g === null || Math.abs(g) <= 1e-6)) return false;
+      if (state.show === "worse" && (g === null || g >= -1e-6)) return false;
+      if (state.show === "better" && (g === null || g <= 1e-6)) return false;
       if (state.show === "unpaired" && g !== null) return false;
     }
     return !state.text || searchText(i).indexOf(state.text) >= 0;
@@ -150,7 +150,7 @@
 
   function cell(i, k) {
     const p = pairs[i], g = gain(i, k);
-    const cls = g === null ? " muted" : g > 1e-9 ? " good" : g < -1e-9 ? " bad" : "";
+    const cls = g === null ? " muted" : g > 1e-6 ? " good" : g < -1e-6 ? " bad" : "";
     return el("div", {class: "num" + cls}, side(p.a.scores[k]) + " \u2192 " + side(p.b.scores[k]) +
       (g === null ? "" : "  (" + signed(value(p.b.scores[k]) - value(p.a.scores[k])) + ")"));
   }
