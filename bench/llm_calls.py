@@ -1,14 +1,22 @@
 """LLM calls and tokens per sample for the LLM metrics, on the WikiEval dev rows, over HTTP.
 
 Runs against the loopback OpenAI-compatible server of the tests (``tests/helpers/server.py``,
-whose default responder answers every ragmeter step by reading the prompt) and counts, per
-sample: chat requests the server received, and the prompt / completion tokens the run recorded
-(the server counts a token per 4 characters). The WikiEval dev file has 10 questions, each in
-three rows (faithfulness, answer relevance, context relevance pairs); one sample per question:
-contexts = the faithfulness row's context + both context-relevance contexts (3 contexts), answer =
-the faithfulness row's ungrounded answer, reference = its grounded (preferred) answer.
+whose default responder answers every ragmeter step by reading the prompt, and which simulates a
+prefix cache: ``cached_tokens`` is the longest prefix a prompt shares with an earlier one, in
+16-token blocks) and counts, per sample: chat requests the server received, and the prompt /
+cached prompt / completion tokens the run recorded (the server counts a token per 4 characters).
 
-Usage: python bench/llm_calls.py [--data PATH] [--json]
+Two layouts of the WikiEval dev file (10 questions, each in three rows: faithfulness, answer
+relevance, context relevance pairs):
+
+- ``questions``: one sample per question: contexts = the faithfulness row's context + both
+  context-relevance contexts (3 contexts), answer = the faithfulness row's ungrounded answer,
+  reference = its grounded (preferred) answer. 10 samples.
+- ``rows``: one sample per answer of each faithfulness pair (20 samples, ONE context each):
+  the row's context, the answer, reference = the preferred answer.
+
+Usage: python bench/llm_calls.py [--data PATH] [--layout questions|rows|both] [--core-only] [--json]
+To measure another checkout's code with this script: PYTHONPATH=/path/to/checkout/src python ...
 """
 
 from __future__ import annotations
@@ -54,10 +62,31 @@ def wikieval_samples(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def wikieval_rows(path: Path) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = []
+    for r in rows:
+        if r["aspect"] != "faithfulness":
+            continue
+        for variant in ("a", "b"):
+            out.append(
+                {
+                    "question": r["question"],
+                    "contexts": list(r["contexts"]),
+                    "answer": r[variant]["answer"],
+                    "reference": r[r["preferred"]]["answer"],
+                }
+            )
+    return out
+
+
+LAYOUTS = {"questions": wikieval_samples, "rows": wikieval_rows}
+
+
 async def measure(
-    samples: list[dict[str, Any]], metrics: list[str], *, combine: bool = True
+    samples: list[dict[str, Any]], metrics: list[str], *, combine: bool = True, layout: str = ""
 ) -> dict[str, Any]:
-    with FakeOpenAIServer() as srv:
+    with FakeOpenAIServer(prefix_cache=True) as srv:
         judge = make_judge(
             "openai-compatible:bench",
             base_url=srv.url,
@@ -73,41 +102,54 @@ async def measure(
         usage = result.usage
         invalid = result.n_invalid
         return {
+            "layout": layout,
             "metrics": metrics,
             "combine": combine,
             "n_samples": n,
             "calls_per_sample": srv.total_requests / n,
             "prompt_tokens_per_sample": usage.prompt_tokens / n,
+            "cached_tokens_per_sample": getattr(usage, "cached_tokens", 0) / n,
             "completion_tokens_per_sample": usage.completion_tokens / n,
             "n_invalid": invalid,
             "memo_hits": getattr(getattr(judge, "memo", None), "hits", None),
         }
 
 
-async def main_async(path: Path) -> list[dict[str, Any]]:
-    samples = wikieval_samples(path)
-    out = [await measure(samples, CORE), await measure(samples, CORE, combine=False)]
-    for m in CORE:
-        out.append(await measure(samples, [m]))
+async def main_async(path: Path, layouts: list[str], core_only: bool) -> list[dict[str, Any]]:
+    out = []
+    for layout in layouts:
+        samples = LAYOUTS[layout](path)
+        out.append(await measure(samples, CORE, layout=layout))
+        if core_only:
+            continue
+        out.append(await measure(samples, CORE, combine=False, layout=layout))
+        for m in CORE:
+            out.append(await measure(samples, [m], layout=layout))
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--layout", choices=[*LAYOUTS, "both"], default="both")
+    ap.add_argument("--core-only", action="store_true", help="only the five core metrics together")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    rows = asyncio.run(main_async(args.data))
+    layouts = list(LAYOUTS) if args.layout == "both" else [args.layout]
+    rows = asyncio.run(main_async(args.data, layouts, args.core_only))
     if args.json:
         print(json.dumps(rows, indent=2))
         return
     print(
-        f"{'metrics':<60} {'combine':>7} {'calls/s':>8} {'prompt tok/s':>13} {'compl tok/s':>12} {'invalid':>7}"
+        f"{'layout':<9} {'metrics':<20} {'combine':>7} {'n':>3} {'calls/s':>8} {'prompt tok/s':>13} "
+        f"{'cached tok/s':>13} {'compl tok/s':>12} {'invalid':>7}"
     )
     for r in rows:
+        name = "five core" if r["metrics"] == CORE else "+".join(r["metrics"])
         print(
-            f"{'+'.join(r['metrics']):<60} {r['combine']!s:>7} {r['calls_per_sample']:>8.2f} "
-            f"{r['prompt_tokens_per_sample']:>13.0f} {r['completion_tokens_per_sample']:>12.0f} {r['n_invalid']:>7}"
+            f"{r['layout']:<9} {name:<20} {r['combine']!s:>7} {r['n_samples']:>3} {r['calls_per_sample']:>8.2f} "
+            f"{r['prompt_tokens_per_sample']:>13.0f} {r['cached_tokens_per_sample']:>13.0f} "
+            f"{r['completion_tokens_per_sample']:>12.0f} {r['n_invalid']:>7}"
         )
 
 

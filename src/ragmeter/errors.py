@@ -10,7 +10,13 @@
     └── JudgeError               a judge call failed
         ├── RateLimitError       HTTP 429 (retryable; carries retry_after)
         ├── TransportError       timeout, connection error, HTTP 5xx (retryable)
-        └── JudgeOutputError     the reply could not be parsed (carries the raw reply)
+        └── JudgeOutputError     the reply could not be used (carries the raw reply)
+            ├── ReplyTruncated       cut off at max_tokens (finish_reason "length"), also after a retry
+            ├── IndexOutOfRange      an item or sentence number that the request does not have
+            ├── DuplicateIndex       one item given two different answers
+            ├── CountMismatch        more or fewer items than asked, not matchable to what was asked
+            ├── EvidenceNotFound     "supporting" evidence quoted that is not in the contexts
+            └── ScoreOutOfScale      a grade outside the rubric's scale
 
 A metric never turns one of these into NaN: the runner records a failed
 (sample, metric) job as an invalid :class:`~ragmeter.metrics.base.Score` that
@@ -110,17 +116,50 @@ class JudgeOutputError(JudgeError):
     """The judge replied, but the reply could not be parsed into what the step needs.
 
     ``raw`` keeps the reply (after the repair round, the last reply) so the run record shows it.
+    The subclasses name replies that are valid JSON with wrong content; the class name is the
+    invalid score's ``kind``.
     """
+
+
+class ReplyTruncated(JudgeOutputError):
+    """The reply was cut off at the token limit (``finish_reason == "length"``), also when asked
+    again with twice the budget: raise ``max_tokens``."""
+
+
+class IndexOutOfRange(JudgeOutputError):
+    """The reply names an item or sentence number the request does not have."""
+
+
+class DuplicateIndex(JudgeOutputError):
+    """The reply gives one item two different answers."""
+
+
+class CountMismatch(JudgeOutputError):
+    """The reply has more or fewer items than were asked for, and they cannot be matched."""
+
+
+class EvidenceNotFound(JudgeOutputError):
+    """A verdict that calls a claim supported quotes evidence that is not in the contexts."""
+
+
+class ScoreOutOfScale(JudgeOutputError):
+    """A grade outside the rubric's scale."""
 
 
 __all__ = [
     "ConfigError",
+    "CountMismatch",
     "DatasetError",
+    "DuplicateIndex",
+    "EvidenceNotFound",
+    "IndexOutOfRange",
     "JudgeError",
     "JudgeOutputError",
     "RagmeterError",
     "RateLimitError",
+    "ReplyTruncated",
     "RunError",
+    "ScoreOutOfScale",
     "TransportError",
     "UnsupportedStepError",
 ]

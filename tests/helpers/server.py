@@ -13,6 +13,9 @@
   queues failures for the next requests, in order (also ``"400"``).
 - ``reject_structured``: structured-output modes answered with 400 (``reject_json_schema=True``
   rejects ``response_format`` json_schema), to exercise the auto fallback.
+- ``prefix_cache``: report ``usage.prompt_tokens_details.cached_tokens`` as a server with prefix
+  caching would (vLLM, OpenAI): the longest prefix the prompt (messages' roles and contents, in
+  order) shares with an earlier request, in whole blocks of ``prefix_block`` tokens.
 - Counters: ``total_requests``, ``by_status``, ``by_kind``, ``peak_in_flight``, ``requests`` (bodies),
   ``structured_modes`` (the mode each chat request used). A request whose client hangs up while it
   waits (latency or an injected timeout) stops counting as in flight at once and is counted as
@@ -123,12 +126,15 @@ _NEW_STEPS = {
     "rate_chunks": "chunk_verdicts",
     "analyse_contexts": "analysis",
     "extract_claims_many": "claims_many",
+    "check_contexts": "check",
     "grade": "grade",
     "compare": "compare",
 }
 
 
 def _step_from_props(props: dict[str, Any]) -> str:
+    if "passages" in props:
+        return "check"
     if "needed" in props:
         return "analysis" if "verdicts" in props else "needed"
     if "texts" in props:
@@ -201,6 +207,8 @@ def _respond_new(step: str, text: str) -> str:
         if step == "chunk_verdicts":
             return json.dumps({"verdicts": verdicts})
         return json.dumps({"verdicts": verdicts, "needed": needed})
+    if step == "check":
+        return _respond_check(text, q_words)
     if step == "claims_many":
         block = _section(text, ("Question:", "问题："), ("\nOutput:", "\n输出："))
         texts = [{"index": i, "claims": _sentences(t)} for i, t in _numbered(block, r"\s*\[(\d+)\]\s+(.*)")]
@@ -232,11 +240,58 @@ def _respond_new(step: str, text: str) -> str:
     return "OK"
 
 
+_DATA_TAG_RE = re.compile(r"</?data-[0-9a-f]+>")
+
+
 def _main_prompt(req: dict[str, Any]) -> str:
+    """The first user message, without ragmeter's data tags (the responder reads the data)."""
     for m in req.get("messages") or []:
         if m.get("role") == "user":
-            return str(m.get("content", ""))
+            return _DATA_TAG_RE.sub("", str(m.get("content", "")))
     return ""
+
+
+def _respond_check(text: str, q_words: set[str]) -> str:
+    """check_contexts: the verify_claims, rate_chunks and rate_sentences answers in one reply."""
+    none = ("(none)", "（无）")
+    question = _line_value(text, ("Question:", "问题："))
+    target_line = _line_value(text, ("Target answer:", "目标答案："))
+    target = _words(target_line) if target_line not in none else set()
+    block = _section(text, ("Passages:\n", "段落：\n"), ("\nQuestion:", "\n问题："))
+    chunks: list[list[tuple[int, str]]] = []
+    for line in block.splitlines():
+        if re.match(r"\s*(?:Passage|段落)\s*\d+", line):
+            chunks.append([])
+            continue
+        m = re.match(r"\s*\((\d+)\)\s+(.*)", line)
+        if m and chunks:
+            chunks[-1].append((int(m.group(1)), m.group(2)))
+    sentences = [x for c in chunks for x in c]
+    ctx_words = set().union(*(_words(t) for _, t in sentences)) if sentences else set()
+    claims_block = _section(text, ("Claims:\n", "陈述：\n"), ("\nOutput:", "\n输出："))
+    verdicts = []
+    for i, claim in _numbered(claims_block, r"\s*(\d+)\.\s+(.*)"):
+        words = _words(claim)
+        overlap = _overlap(words, ctx_words)
+        best = max(sentences, key=lambda st: _overlap(words, _words(st[1])), default=(0, ""))
+        supported = overlap >= 0.6
+        verdicts.append(
+            {
+                "index": i,
+                "reason": f"{overlap:.0%} of the statement's words appear in the contexts",
+                "evidence": best[0] if supported else 0,
+                "supported": supported,
+            }
+        )
+    passages = []
+    if target:
+        for i, c in enumerate(chunks, 1):
+            chunk_words = _words(" ".join(t for _, t in c))
+            passages.append({"index": i, "useful": _overlap(target, chunk_words) >= 0.3})
+    needed = []
+    if question not in none:
+        needed = [k for k, t in sentences if _overlap(q_words, _words(t)) >= 0.25]
+    return json.dumps({"verdicts": verdicts, "passages": passages, "needed": needed}, ensure_ascii=False)
 
 
 def default_responder(req: dict[str, Any]) -> str:
@@ -321,6 +376,8 @@ class FakeOpenAIServer:
         reject_structured: Iterable[str] = (),
         include_usage: bool = True,
         model: str = "fake-model",
+        prefix_cache: bool = False,
+        prefix_block: int = 16,
     ) -> None:
         self.responder: Responder = responder or default_responder
         self.latency_s = latency_s
@@ -334,6 +391,9 @@ class FakeOpenAIServer:
         self.reject_structured = set(reject_structured) | ({"json_schema"} if reject_json_schema else set())
         self.include_usage = include_usage
         self.model = model
+        self.prefix_cache = prefix_cache
+        self.prefix_block = max(1, int(prefix_block))
+        self._prompts_seen: list[str] = []
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._forced: list[str] = []
@@ -512,7 +572,28 @@ class FakeOpenAIServer:
         if self.include_usage:
             p, c = max(1, prompt_chars // 4), max(1, len(content) // 4) * n_choices
             out["usage"] = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+            if self.prefix_cache:
+                cached = self._cached_prefix_tokens(req)
+                out["usage"]["prompt_tokens_details"] = {"cached_tokens": min(cached, p)}
         return json.dumps(out, ensure_ascii=False).encode("utf-8")
+
+    def _cached_prefix_tokens(self, req: dict[str, Any]) -> int:
+        """Tokens (4 characters each) of the longest prefix shared with an earlier prompt, in whole blocks."""
+        prompt = "".join(f"<{m.get('role')}>{m.get('content', '')}" for m in req.get("messages") or [])
+        with self._lock:
+            best = 0
+            for seen in self._prompts_seen:
+                lo, hi = 0, min(len(seen), len(prompt))  # the longest common prefix, by bisection
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    if seen[:mid] == prompt[:mid]:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                best = max(best, lo)
+            self._prompts_seen.append(prompt)
+        tokens = best // 4
+        return tokens - tokens % self.prefix_block
 
     def _embedding_body(self, req: dict[str, Any]) -> bytes:
         raw = req.get("input")

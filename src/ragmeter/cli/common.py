@@ -82,6 +82,12 @@ def judge_options(f: F) -> F:
         click.option("--price-prompt", type=float, default=None, help="Price per 1k prompt tokens."),
         click.option("--price-completion", type=float, default=None, help="Price per 1k completion tokens."),
         click.option(
+            "--price-cached-prompt",
+            type=float,
+            default=None,
+            help="Price per 1k prompt tokens served from the server's prompt cache (default: --price-prompt).",
+        ),
+        click.option(
             "--cache-dir",
             type=click.Path(path_type=Path),
             default=None,
@@ -114,6 +120,7 @@ JUDGE_OPTION_NAMES = (
     "structured",
     "price_prompt",
     "price_completion",
+    "price_cached_prompt",
     "cache_dir",
     "no_cache",
     "prompts_dir",
@@ -169,6 +176,7 @@ def judge_spec_from_options(opts: dict[str, Any], default_cache_dir: Path | None
             "structured": opts.get("structured", "auto"),
             "prompt_price_per_1k": opts.get("price_prompt"),
             "completion_price_per_1k": opts.get("price_completion"),
+            "cached_prompt_price_per_1k": opts.get("price_cached_prompt"),
         },
         "cache_path": None
         if opts.get("no_cache") or cache_dir is None

@@ -99,7 +99,9 @@ class ModelClient:
 
     def cost(self) -> float | None:
         """Cost of the tokens used so far at the configured prices (None without prices)."""
-        return self.config.cost(self.usage.prompt_tokens, self.usage.completion_tokens)
+        return self.config.cost(
+            self.usage.prompt_tokens, self.usage.completion_tokens, cached_tokens=self.usage.cached_tokens
+        )
 
     def totals(self) -> dict[str, Any]:
         d: dict[str, Any] = dict(self.usage.to_dict())
@@ -242,6 +244,7 @@ class ModelClient:
             requests=max(1, u.requests) + attempts - 1,
             prompt_tokens=u.prompt_tokens,
             completion_tokens=u.completion_tokens,
+            cached_tokens=u.cached_tokens,
         )
         self._limiter.settle(est, usage.total_tokens)
         self.cache.put_chat(key, ChatResponse(response.text, usage, response.model, response.finish_reason))

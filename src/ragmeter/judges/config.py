@@ -7,6 +7,7 @@ run record. Nothing here reads the environment.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -25,6 +26,23 @@ STRUCTURED_MODES: tuple[str, ...] = (
 )
 
 AUTO_FALLBACK: tuple[str, ...] = ("json_schema", "json_object_schema", "json_object", "none")
+
+
+def price(config: Mapping[str, Any], prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float | None:
+    """The cost of tokens at the prices of a judge config (a :class:`JudgeConfig` as a dict, as the
+    run record stores it); None when it has no price. Cached prompt tokens cost
+    ``cached_prompt_price_per_1k`` (the prompt price when that is not set)."""
+    p_in, p_out = config.get("prompt_price_per_1k"), config.get("completion_price_per_1k")
+    if p_in is None and p_out is None:
+        return None
+    p_cached = config.get("cached_prompt_price_per_1k")
+    p_cached = p_in if p_cached is None else p_cached
+    cached = min(max(int(cached_tokens), 0), int(prompt_tokens))
+    return (
+        (prompt_tokens - cached) / 1000.0 * float(p_in or 0)
+        + cached / 1000.0 * float(p_cached or 0)
+        + completion_tokens / 1000.0 * float(p_out or 0)
+    )
 
 
 def _is_int(v: object) -> bool:
@@ -51,6 +69,8 @@ class JudgeConfig:
     - ``temperature``, ``max_tokens``, ``seed``: sampling parameters sent with each request.
     - ``structured``: one of :data:`STRUCTURED_MODES`.
     - ``prompt_price_per_1k`` / ``completion_price_per_1k``: prices (any currency) for cost reports.
+    - ``cached_prompt_price_per_1k``: the price of prompt tokens the server served from its prompt
+      cache (``cached_tokens``; OpenAI bills them at a discount); None: the prompt price.
     """
 
     concurrency: int | None = None
@@ -65,6 +85,7 @@ class JudgeConfig:
     structured: str = "auto"
     prompt_price_per_1k: float | None = None
     completion_price_per_1k: float | None = None
+    cached_prompt_price_per_1k: float | None = None
     seed: int | None = None
 
     def __post_init__(self) -> None:
@@ -95,7 +116,7 @@ class JudgeConfig:
             problems.append(
                 f"structured must be one of {', '.join(STRUCTURED_MODES)}; got {self.structured!r}"
             )
-        for name in ("prompt_price_per_1k", "completion_price_per_1k"):
+        for name in ("prompt_price_per_1k", "completion_price_per_1k", "cached_prompt_price_per_1k"):
             v = getattr(self, name)
             if v is not None and (not _is_num(v) or v < 0):
                 problems.append(f"{name} must be None or a number >= 0, got {v!r}")
@@ -108,13 +129,10 @@ class JudgeConfig:
     def has_prices(self) -> bool:
         return self.prompt_price_per_1k is not None or self.completion_price_per_1k is not None
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
-        """Cost of the given tokens at the configured prices; None when no price is configured."""
-        if not self.has_prices:
-            return None
-        pp = self.prompt_price_per_1k or 0.0
-        cp = self.completion_price_per_1k or 0.0
-        return prompt_tokens / 1000.0 * pp + completion_tokens / 1000.0 * cp
+    def cost(self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0) -> float | None:
+        """Cost of the given tokens at the configured prices; None when no price is configured.
+        ``cached_tokens`` (part of ``prompt_tokens``) are billed at ``cached_prompt_price_per_1k``."""
+        return price(self.to_dict(), prompt_tokens, completion_tokens, cached_tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

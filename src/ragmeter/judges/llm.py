@@ -5,12 +5,24 @@ prompt's schema, and parses the reply tolerantly (:mod:`ragmeter.judges.parsing`
 cannot be used, ONE repair round sends it back with the error and asks for valid JSON only; if that
 fails too, :class:`JudgeOutputError` is raised with the last raw reply.
 
+Untrusted text (question, answer, contexts, reference, claims) enters every prompt as
+:class:`~ragmeter.judges.prompts.Untrusted` values, fenced by the one mechanism in
+:mod:`ragmeter.judges.prompts`; every system message ends with :func:`~ragmeter.judges.prompts.data_rule`.
+
+A reply cut off at the token limit (``finish_reason == "length"``) is never parsed: the request is
+sent once more with twice the ``max_tokens``, and a second cut-off raises
+:class:`~ragmeter.errors.ReplyTruncated`. Replies that are valid JSON with wrong content raise the
+:class:`~ragmeter.errors.JudgeOutputError` subclass that names the problem (index out of range,
+duplicate index, count mismatch, evidence not in the contexts, score out of scale); they get the
+repair round like unparseable replies, and the final error keeps its class.
+
 Every step goes through a :class:`~ragmeter.judges.memo.StepMemo`: identical requests made by
 several metrics on the same sample cost one call. Besides the protocol steps the judge has two
 *combined* steps (:mod:`ragmeter.judges.llm_steps`) that metrics use through
 :mod:`ragmeter.metrics._shared` when ``judge.combine_steps`` is true: ``extract_claims_many``
-(claims of the answer and of the reference in one call) and ``analyse_contexts`` (per-chunk
-usefulness and per-sentence need in one call). Each returns exactly what the separate steps would.
+(claims of the answer and of the reference in one call) and ``check_contexts`` (the contexts sent
+once: verdicts on all claims, per-chunk usefulness and per-sentence need). Each returns what the
+separate steps would (``analyse_contexts`` remains for prompt overrides and direct use).
 """
 
 from __future__ import annotations
@@ -25,14 +37,30 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, JudgeOutputError, UnsupportedStepError
+from ragmeter.errors import (
+    ConfigError,
+    CountMismatch,
+    DuplicateIndex,
+    EvidenceNotFound,
+    IndexOutOfRange,
+    JudgeOutputError,
+    ReplyTruncated,
+    UnsupportedStepError,
+)
 from ragmeter.judges.base import GeneratedQuestions, Verdict
 from ragmeter.judges.client import ModelClient
 from ragmeter.judges.llm_steps import GRAMMAR_MODES, MoreSteps, shaped_schema
 from ragmeter.judges.memo import DEFAULT_MAX_ENTRIES, StepMemo, current_repetition
 from ragmeter.judges.parsing import parse_json, validate
-from ragmeter.judges.prompts import Prompt, available_languages, load_prompt, normalize_lang
-from ragmeter.judges.types import ChatRequest, Message
+from ragmeter.judges.prompts import (
+    Prompt,
+    Untrusted,
+    available_languages,
+    data_rule,
+    load_prompt,
+    normalize_lang,
+)
+from ragmeter.judges.types import ChatRequest, ChatResponse, Message
 
 T = TypeVar("T")
 
@@ -44,6 +72,7 @@ _OPTIONAL_KEYS: Mapping[str, frozenset[str]] = {
     "generate_questions": frozenset({"noncommittal"}),
     "rate_chunks": frozenset({"reason"}),
     "analyse_contexts": frozenset({"needed"}),
+    "check_contexts": frozenset(),
     "grade": frozenset({"reason"}),
     "compare": frozenset({"reason"}),
 }
@@ -79,7 +108,15 @@ _PROMPTED_STEPS = frozenset(
     }
 )
 #: prompt files whose versions the run record lists
-_RECORDED_PROMPTS = (*sorted(_PROMPTED_STEPS), "analyse_contexts", "extract_claims_many", "repair")
+_RECORDED_PROMPTS = (
+    *sorted(_PROMPTED_STEPS),
+    "analyse_contexts",
+    "check_contexts",
+    "extract_claims_many",
+    "repair",
+)
+#: how untrusted text is fenced (see :mod:`ragmeter.judges.prompts`); in the run record
+DATA_FENCE = "data-tag/1"
 
 
 class LLMJudge(MoreSteps):
@@ -136,6 +173,7 @@ class LLMJudge(MoreSteps):
             "kind": "llm",
             **self.client.describe(),
             "prompts": versions,
+            "data_fence": DATA_FENCE,
             "combine_steps": self.combine_steps,
             "memo_size": self.memo.max_entries,
         }
@@ -242,7 +280,8 @@ class LLMJudge(MoreSteps):
             wire = shaped_schema(schema, shape, grammar=self.grammar_decoding)
         optional = _OPTIONAL_KEYS.get(step, frozenset())
         cfg = self.client.config
-        messages = (Message("system", prompt.system), Message("user", prompt.render(**values)))
+        system = f"{prompt.system}\n\n{data_rule(lang)}"
+        messages = (Message("system", system), Message("user", prompt.render(**values)))
         version = f"{step}/{lang}@{prompt.version}"
         temperature = cfg.temperature
         rep = current_repetition.get()
@@ -260,11 +299,11 @@ class LLMJudge(MoreSteps):
             step=step,
             prompt_version=version,
         )
-        response = await self.client.generate(request)
+        request, response = await self._generate_whole(request)
         try:
             return convert(parse_json(response.text, schema, optional=optional))
         except JudgeOutputError as e:
-            first_error = str(e)
+            first_error = f"{type(e).__name__}: {e}" if type(e) is not JudgeOutputError else str(e)
         repair = self._prompt("repair", lang)
         repair_text = repair.render(
             error=first_error, schema=json.dumps(wire, ensure_ascii=False) if wire else "{}"
@@ -274,15 +313,35 @@ class LLMJudge(MoreSteps):
             messages=(*messages, Message("assistant", response.text), Message("user", repair_text)),
             prompt_version=f"{request.prompt_version}+repair@{repair.version}",
         )
-        response2 = await self.client.generate(request2)
+        _, response2 = await self._generate_whole(request2)
         try:
             return convert(parse_json(response2.text, schema, optional=optional))
         except JudgeOutputError as e:
-            raise JudgeOutputError(
+            raise type(e)(
                 f"{step}: the judge's reply could not be used after one repair round: {e} "
                 f"(first reply: {first_error})",
                 raw=response2.text,
             ) from e
+
+    async def _generate_whole(self, request: ChatRequest) -> tuple[ChatRequest, ChatResponse]:
+        """The reply to ``request``, never one cut off at the token limit: a reply with
+        ``finish_reason == "length"`` is asked again once with twice the budget (4096 when none was
+        set); cut off again, :class:`ReplyTruncated`. Returns the request that was answered, too."""
+        response = await self.client.generate(request)
+        if response.finish_reason != "length":
+            return request, response
+        budget = request.max_tokens
+        bigger = 2 * budget if budget else 4096
+        retry = replace(request, max_tokens=bigger)
+        response = await self.client.generate(retry)
+        if response.finish_reason == "length":
+            raise ReplyTruncated(
+                f"{request.step}: the reply was cut off at the token limit "
+                f"(max_tokens={budget if budget else 'server default'}, and again at {bigger}); "
+                "raise JudgeConfig.max_tokens",
+                raw=response.text,
+            )
+        return retry, response
 
     # -- steps ----------------------------------------------------------------------------------------
 
@@ -291,13 +350,15 @@ class LLMJudge(MoreSteps):
             return []
         lang = self._lang(lang)
         no_q = _NO_QUESTION.get(lang, _NO_QUESTION["en"])
-        values = {"answer": text.strip(), "question": (question or "").strip() or no_q}
+        q = (question or "").strip()
+        values = {"answer": Untrusted(text.strip()), "question": Untrusted(q) if q else no_q}
 
         def convert(obj: Any) -> list[str]:
             claims = [_one_line(c) for c in obj["claims"]]
             return [c for c in claims if c]
 
-        return await self._memo_ask("extract_claims", lang, values, values, convert, {"claims": 1})
+        inputs = {"answer": text.strip(), "question": q or no_q}
+        return await self._memo_ask("extract_claims", lang, inputs, values, convert, {"claims": 1})
 
     async def verify_claims(
         self, claims: Sequence[str], contexts: Sequence[str], *, lang: str = "en"
@@ -310,15 +371,21 @@ class LLMJudge(MoreSteps):
             return [Verdict(c, False, _NO_CONTEXT_REASON, "", 0.0) for c in claim_list]
         lang = self._lang(lang)
         values = {
-            "contexts": "\n".join(f"[{i}] {_one_line(c)}" for i, c in enumerate(ctx, 1)),
-            "claims": "\n".join(f"{i}. {_one_line(c)}" for i, c in enumerate(claim_list, 1)),
+            "contexts": Untrusted("\n".join(f"[{i}] {_one_line(c)}" for i, c in enumerate(ctx, 1))),
+            "claims": Untrusted("\n".join(f"{i}. {_one_line(c)}" for i, c in enumerate(claim_list, 1))),
         }
+
+        def convert(obj: Any) -> list[Verdict]:
+            verdicts = match_verdicts(claim_list, obj["verdicts"])
+            check_evidence(verdicts, ctx)
+            return verdicts
+
         return await self._memo_ask(
             "verify_claims",
             lang,
             {"claims": claim_list, "contexts": ctx},
             values,
-            lambda obj: match_verdicts(claim_list, obj["verdicts"]),
+            convert,
             {"verdicts": len(claim_list)},
         )
 
@@ -334,8 +401,9 @@ class LLMJudge(MoreSteps):
                 raise JudgeOutputError("the reply has no questions", raw=json.dumps(obj, ensure_ascii=False))
             return GeneratedQuestions(questions=questions, noncommittal=noncommittal)
 
-        values = {"answer": (answer or "").strip(), "n": n}
-        return await self._memo_ask("generate_questions", lang, values, values, convert)
+        text = (answer or "").strip()
+        values = {"answer": Untrusted(text), "n": n}
+        return await self._memo_ask("generate_questions", lang, {"answer": text, "n": n}, values, convert)
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         if self.embedder is None:
@@ -362,10 +430,15 @@ def match_verdicts(claims: Sequence[str], raw: Sequence[Any]) -> list[Verdict]:
 
     Matching: by ``index`` (1-based as asked; 0-based accepted when the indices are exactly 0..n-1),
     then by claim text for claims still unmatched, then by position when the counts agree and no
-    usable indices were given. A claim left without a verdict raises :class:`JudgeOutputError`.
+    indices were given. Wrong content raises, named: an index outside 1..n
+    (:class:`IndexOutOfRange`), one claim given two different verdicts (:class:`DuplicateIndex`; an
+    exact repeat of the same decision is dropped), a claim left without a verdict or more unindexed
+    verdicts than claims with nothing to match them by (:class:`CountMismatch`). A verdict whose
+    copied claim text names another claim than its index is matched by the text.
     """
     n = len(claims)
     items = [validate(v, _VERDICT_SCHEMA, optional=_OPTIONAL_KEYS["verify_claims"]) for v in raw]
+    raw_json = json.dumps(list(raw), ensure_ascii=False, default=str)
     indices = [v.get("index") for v in items]
     offset = 0
     int_idx = [i for i in indices if isinstance(i, int)]
@@ -376,20 +449,29 @@ def match_verdicts(claims: Sequence[str], raw: Sequence[Any]) -> list[Verdict]:
         and sorted(set(int_idx)) == list(range(len(set(int_idx))))
     ):
         offset = 1  # the model counted from 0
+    bad = sorted({i for i in int_idx if not 0 <= i + offset - 1 < n})
+    if bad:
+        raise IndexOutOfRange(
+            f"verdict index(es) {bad} out of range 1..{n} ({n} claim(s) were asked)", raw=raw_json
+        )
     chosen: dict[int, dict[str, Any]] = {}
+    by_norm = {_norm_claim(c) for c in claims}
     for v, idx in zip(items, indices, strict=True):
-        if isinstance(idx, int):
-            pos = idx + offset - 1
-            if 0 <= pos < n and pos not in chosen:
-                claim_text = v.get("claim")
-                # an index that points at a different claim than the text says is not trusted
-                if (
-                    claim_text
-                    and _norm_claim(claim_text) != _norm_claim(claims[pos])
-                    and any(_norm_claim(claim_text) == _norm_claim(c) for c in claims)
-                ):
-                    continue
-                chosen[pos] = v
+        if not isinstance(idx, int):
+            continue
+        pos = idx + offset - 1
+        claim_text = v.get("claim")
+        # an index that points at a different claim than the text says is not trusted
+        norm = _norm_claim(claim_text) if claim_text else ""
+        if norm and norm != _norm_claim(claims[pos]) and norm in by_norm:
+            continue
+        if pos in chosen:
+            if bool(chosen[pos]["supported"]) != bool(v["supported"]):
+                raise DuplicateIndex(
+                    f"claim {pos + 1} got two different verdicts (supported and not supported)", raw=raw_json
+                )
+            continue  # the same decision repeated
+        chosen[pos] = v
     by_text: dict[str, list[int]] = {}
     for pos, c in enumerate(claims):
         by_text.setdefault(_norm_claim(c), []).append(pos)
@@ -402,7 +484,12 @@ def match_verdicts(claims: Sequence[str], raw: Sequence[Any]) -> list[Verdict]:
                 chosen[pos] = v
                 used.add(id(v))
                 break
-    if len(chosen) < n and len(items) == n and not int_idx:
+    if len(chosen) < n and not int_idx:
+        if len(items) != n:
+            raise CountMismatch(
+                f"{len(items)} verdict(s) without indices for {n} claim(s): cannot tell which is which",
+                raw=raw_json,
+            )
         # no indices and the same count: what text matching left is taken by position
         for pos, v in enumerate(items):
             if pos not in chosen and id(v) not in used:
@@ -410,9 +497,8 @@ def match_verdicts(claims: Sequence[str], raw: Sequence[Any]) -> list[Verdict]:
                 used.add(id(v))
     missing = [i + 1 for i in range(n) if i not in chosen]
     if missing:
-        raise JudgeOutputError(
-            f"{len(items)} verdict(s) for {n} claim(s); no verdict for claim(s) {missing}",
-            raw=json.dumps(list(raw), ensure_ascii=False, default=str),
+        raise CountMismatch(
+            f"{len(items)} verdict(s) for {n} claim(s); no verdict for claim(s) {missing}", raw=raw_json
         )
     out: list[Verdict] = []
     for pos, claim in enumerate(claims):
@@ -428,6 +514,29 @@ def match_verdicts(claims: Sequence[str], raw: Sequence[Any]) -> list[Verdict]:
             )
         )
     return out
+
+
+_ELLIPSIS_RE = re.compile(r"\.\.\.+|…+")
+
+
+def check_evidence(verdicts: Sequence[Verdict], contexts: Sequence[str]) -> None:
+    """:class:`EvidenceNotFound` when a verdict that calls its claim supported quotes evidence that
+    is not in ``contexts``. Compared without case, spacing and punctuation; an ellipsis may join
+    quoted pieces. Evidence of an unsupported claim is not checked: no number rests on it."""
+    haystack = _norm_claim(" ".join(contexts))
+    bad = []
+    for i, v in enumerate(verdicts, 1):
+        if not v.supported or not v.evidence.strip():
+            continue
+        pieces = [_norm_claim(p) for p in _ELLIPSIS_RE.split(v.evidence)]
+        if any(p and p not in haystack for p in pieces):
+            bad.append(i)
+    if bad:
+        raise EvidenceNotFound(
+            f"the evidence quoted for supported claim(s) {bad} is not in the contexts: quote the deciding "
+            "sentence word for word, or mark the claim unsupported",
+            raw=json.dumps([v.to_dict() for v in verdicts], ensure_ascii=False),
+        )
 
 
 _VERDICT_SCHEMA: Mapping[str, Any] = {

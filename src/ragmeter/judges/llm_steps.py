@@ -15,6 +15,10 @@ Combined steps (same results as the separate steps, fewer calls; see ``metrics/_
 - ``extract_claims_many(texts, question=)`` -> one claim list per text (answer and reference).
 - ``analyse_contexts(question, chunks, target)`` -> (chunk verdicts as ``rate_chunks``, per-chunk
   sentence ratings as ``rate_sentences`` over :func:`ragmeter.text.split_sentences` of each chunk).
+- ``check_contexts(question, chunks, claims, target)`` -> :class:`ContextCheck`: the contexts sent
+  ONCE for the verdicts on all claims (as ``verify_claims``; the evidence is a sentence number, so
+  it is always a real context sentence), the chunk verdicts for ``target`` and the sentence ratings
+  for ``question`` (as ``analyse_contexts``). The core metrics' one call on the contexts.
 """
 
 from __future__ import annotations
@@ -23,10 +27,19 @@ import asyncio
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ragmeter.errors import JudgeOutputError, UnsupportedStepError
+from ragmeter.errors import (
+    CountMismatch,
+    DuplicateIndex,
+    IndexOutOfRange,
+    JudgeOutputError,
+    ScoreOutOfScale,
+    UnsupportedStepError,
+)
 from ragmeter.judges.base import Grade, Preference, RelevanceAssessment, Rubric, Verdict
+from ragmeter.judges.prompts import Untrusted, fence, fence_id
 from ragmeter.text import split_sentences
 
 T = TypeVar("T")
@@ -64,7 +77,7 @@ def shaped_schema(schema: Mapping[str, Any], shape: Mapping[str, Any], *, gramma
     """
     s: dict[str, Any] = json.loads(json.dumps(schema))
     props: dict[str, Any] = s.get("properties", {})
-    for key in ("verdicts", "texts"):
+    for key in ("verdicts", "texts", "passages"):
         if key not in shape or key not in props:
             continue
         n = int(shape[key])
@@ -83,14 +96,21 @@ def shaped_schema(schema: Mapping[str, Any], shape: Mapping[str, Any], *, gramma
                 one["properties"]["index"] = {"const": i}
                 fixed.append(one)
             props[key] = {"type": "array", "prefixItems": fixed, "items": False, "minItems": n, "maxItems": n}
-        elif n <= 500:
+        elif 1 <= n <= 500:
             item["properties"]["index"] = {"type": "integer", "enum": list(range(1, n + 1))}
     if grammar and "claims" in shape and "claims" in props:
         props["claims"].update(minItems=1, maxItems=_MAX_CLAIMS)
         props["claims"]["items"].update(minLength=2, maxLength=_MAX_CLAIM)
+    if "evidence" in shape and "verdicts" in props:
+        n_sent = int(shape["evidence"])
+        arr = props["verdicts"]
+        items = arr.get("prefixItems") or [arr.get("items")]
+        for item in items:
+            if isinstance(item, dict) and "evidence" in item.get("properties", {}) and n_sent <= 500:
+                item["properties"]["evidence"] = {"type": "integer", "enum": list(range(0, n_sent + 1))}
     if "needed" in shape and "needed" in props:
         n = int(shape["needed"])
-        if n <= 500:
+        if 1 <= n <= 500:
             props["needed"]["items"] = {"type": "integer", "enum": list(range(1, n + 1))}
         if grammar:
             props["needed"]["maxItems"] = max(n, 0)
@@ -119,6 +139,7 @@ _LABELS = {
         "criteria": "correctness, relevance to the question and helpfulness",
         "passage": "Passage {i}:",
         "text": "[{i}] {text}",
+        "none": "(none)",
     },
     "zh": {
         "question": "问题",
@@ -133,6 +154,7 @@ _LABELS = {
         "criteria": "正确性、与问题的相关性以及有用程度",
         "passage": "段落 {i}：",
         "text": "[{i}] {text}",
+        "none": "（无）",
     },
 }
 
@@ -165,7 +187,7 @@ def needed_indices(raw: Any, n: int) -> set[int]:
     out: set[int] = set()
     bad = [x for x in nums if not 1 <= x + offset <= n]
     if bad:
-        raise JudgeOutputError(f"sentence number(s) {sorted(set(bad))} out of range 1..{n}")
+        raise IndexOutOfRange(f"sentence number(s) {sorted(set(bad))} out of range 1..{n}")
     for x in nums:
         out.add(x + offset - 1)
     return out
@@ -180,6 +202,18 @@ def _useful_as_supported(items: Any) -> list[Any]:
             raise JudgeOutputError(f"a chunk verdict lacks 'useful': {v!r}")
         out.append({"index": v.get("index"), "reason": v.get("reason"), "supported": v["useful"]})
     return out
+
+
+@dataclass(frozen=True)
+class ContextCheck:
+    """What ``check_contexts`` returns: ``verdicts`` (one per claim, in order; ``evidence`` is the
+    deciding context sentence), ``chunks`` (one per chunk: useful for the target; None without a
+    target) and ``ratings`` (per chunk, 1.0/0.0 per sentence of :func:`split_sentences`: needed for
+    the question; None without a question)."""
+
+    verdicts: list[Verdict]
+    chunks: list[Verdict] | None
+    ratings: list[list[float]] | None
 
 
 class MoreSteps:
@@ -215,16 +249,17 @@ class MoreSteps:
         if not items:
             return []
         lang = self._lang(lang)
-        values = {
+        inputs = {
             "question": _one_line(question),
             "sentences": "\n".join(f"[{i}] {s}" for i, s in enumerate(items, 1)),
         }
+        values = {k: Untrusted(v) for k, v in inputs.items()}
 
         def convert(obj: Any) -> list[float]:
             needed = needed_indices(obj["needed"], len(items))
             return [1.0 if i in needed else 0.0 for i in range(len(items))]
 
-        return await self._memo_ask("rate_sentences", lang, values, values, convert, {"needed": len(items)})
+        return await self._memo_ask("rate_sentences", lang, inputs, values, convert, {"needed": len(items)})
 
     async def rate_chunks(
         self, question: str, chunks: Sequence[str], target: str, *, lang: str = "en"
@@ -235,16 +270,17 @@ class MoreSteps:
         if not items:
             return []
         lang = self._lang(lang)
-        values = {
+        inputs = {
             "question": _one_line(question),
             "target": _one_line(target),
             "chunks": "\n".join(f"[{i}] {_one_line(c)}" for i, c in enumerate(items, 1)),
         }
+        values = {k: Untrusted(v) for k, v in inputs.items()}
 
         def convert(obj: Any) -> list[Verdict]:
             return match_verdicts(items, _useful_as_supported(obj["verdicts"]))
 
-        return await self._memo_ask("rate_chunks", lang, values, values, convert, {"verdicts": len(items)})
+        return await self._memo_ask("rate_chunks", lang, inputs, values, convert, {"verdicts": len(items)})
 
     async def analyse_contexts(
         self, question: str, chunks: Sequence[str], target: str, *, lang: str = "en"
@@ -267,7 +303,8 @@ class MoreSteps:
                 k += 1
                 lines.append(f"  ({k}) {_one_line(s)}")
         n_sent = k
-        values = {"question": _one_line(question), "target": _one_line(target), "chunks": "\n".join(lines)}
+        inputs = {"question": _one_line(question), "target": _one_line(target), "chunks": "\n".join(lines)}
+        values = {k: Untrusted(v) for k, v in inputs.items()}
 
         def convert(obj: Any) -> tuple[list[Verdict], list[list[float]]]:
             verdicts = match_verdicts(items, _useful_as_supported(obj["verdicts"]))
@@ -280,7 +317,90 @@ class MoreSteps:
             return verdicts, ratings
 
         shape = {"verdicts": len(items), "needed": n_sent}
-        return await self._memo_ask("analyse_contexts", lang, values, values, convert, shape)
+        return await self._memo_ask("analyse_contexts", lang, inputs, values, convert, shape)
+
+    async def check_contexts(
+        self,
+        question: str | None,
+        chunks: Sequence[str],
+        claims: Sequence[str],
+        target: str | None,
+        *,
+        lang: str = "en",
+    ) -> ContextCheck:
+        """Verdicts on ``claims``, chunk usefulness for ``target`` and sentence need for ``question``,
+        in ONE call that sends the chunks once (the part each is not asked for comes back None/[])."""
+        from ragmeter.judges.llm import match_verdicts
+
+        items = [str(c).strip() for c in chunks]
+        claim_list = [_one_line(c) for c in claims]
+        q = _one_line(question or "")
+        tgt = _one_line(target or "")
+        if not items:
+            return ContextCheck(
+                [Verdict(c, False, "no contexts were given, so nothing can be supported", "", 0.0) for c in claims],
+                [] if tgt else None,
+                [] if q else None,
+            )
+        lang = self._lang(lang)
+        lab = _labels(lang)
+        per_chunk = [split_sentences(c) or [c] for c in items]
+        sentences = [_one_line(x) for group in per_chunk for x in group]
+        lines: list[str] = []
+        k = 0
+        for i, sents in enumerate(per_chunk, 1):
+            lines.append(lab["passage"].format(i=i))
+            for x in sents:
+                k += 1
+                lines.append(f"({k}) {_one_line(x)}")
+        none = lab["none"]
+        inputs = {
+            "chunks": "\n".join(lines),
+            "question": q,
+            "target": tgt,
+            "claims": "\n".join(f"{i}. {c}" for i, c in enumerate(claim_list, 1)),
+        }
+        values = {key: Untrusted(v) if v else none for key, v in inputs.items()}
+
+        def convert(obj: Any) -> ContextCheck:
+            verdicts: list[Verdict] = []
+            if claim_list:
+                raw = obj["verdicts"]
+                if not isinstance(raw, list):
+                    raise JudgeOutputError("'verdicts' must be a list")
+                evidence = [x.get("evidence") if isinstance(x, dict) else None for x in raw]
+                cited = [e for e in evidence if isinstance(e, int) and not isinstance(e, bool) and e != 0]
+                bad = sorted({e for e in cited if not 1 <= e <= len(sentences)})
+                if bad:
+                    raise IndexOutOfRange(f"evidence sentence number(s) {bad} out of range 1..{len(sentences)}")
+                plain = [
+                    {**x, "evidence": sentences[x["evidence"] - 1] if x.get("evidence") in cited else ""}
+                    for x in raw
+                    if isinstance(x, dict)
+                ]
+                verdicts = [
+                    Verdict(c, v.supported, v.reason, v.evidence, v.confidence)
+                    for c, v in zip(claims, match_verdicts(claim_list, plain), strict=True)
+                ]
+            chunk_verdicts = None
+            if tgt:
+                chunk_verdicts = match_verdicts(items, _useful_as_supported(obj["passages"]))
+            ratings = None
+            if q:
+                needed = needed_indices(obj.get("needed", []), len(sentences))
+                ratings, pos = [], 0
+                for sents in per_chunk:
+                    ratings.append([1.0 if pos + j in needed else 0.0 for j in range(len(sents))])
+                    pos += len(sents)
+            return ContextCheck(verdicts, chunk_verdicts, ratings)
+
+        shape = {
+            "verdicts": len(claim_list),
+            "passages": len(items) if tgt else 0,
+            "needed": len(sentences) if q else 0,
+            "evidence": len(sentences),
+        }
+        return await self._memo_ask("check_contexts", lang, inputs, values, convert, shape)
 
     # -- claims of several texts ------------------------------------------------------------------------
 
@@ -303,10 +423,12 @@ class MoreSteps:
             return out
         lang = self._lang(lang)
         no_q = {"en": "(not given)", "zh": "（未提供）"}.get(lang, "(not given)")
-        values = {
-            "question": _one_line(question or "") or no_q,
+        q = _one_line(question or "")
+        inputs = {
+            "question": q or no_q,
             "texts": "\n".join(f"[{j}] {_one_line(items[i])}" for j, i in enumerate(asked, 1)),
         }
+        values = {"question": Untrusted(q) if q else no_q, "texts": Untrusted(inputs["texts"])}
 
         def convert(obj: Any) -> list[list[str]]:
             entries = obj["texts"]
@@ -319,12 +441,21 @@ class MoreSteps:
                 idx = e.get("index")
                 key = int(idx) if isinstance(idx, int) and not isinstance(idx, bool) else pos + 1
                 claims = [c for c in (_one_line(str(x)) for x in e["claims"]) if c]
-                by_index.setdefault(key, claims)
+                if key in by_index and by_index[key] != claims:
+                    raise DuplicateIndex(
+                        f"text {key} got two different claim lists", raw=json.dumps(obj, ensure_ascii=False)
+                    )
+                by_index[key] = claims
             if len(by_index) == len(asked) and set(by_index) == set(range(len(asked))):
                 by_index = {k + 1: v for k, v in by_index.items()}  # counted from 0
+            bad = sorted(k for k in by_index if not 1 <= k <= len(asked))
+            if bad:
+                raise IndexOutOfRange(
+                    f"text index(es) {bad} out of range 1..{len(asked)}", raw=json.dumps(obj, ensure_ascii=False)
+                )
             missing = [j for j in range(1, len(asked) + 1) if j not in by_index]
             if missing:
-                raise JudgeOutputError(
+                raise CountMismatch(
                     f"no claims list for text(s) {missing} of {len(asked)}",
                     raw=json.dumps(obj, ensure_ascii=False),
                 )
@@ -334,7 +465,7 @@ class MoreSteps:
             return result
 
         return await self._memo_ask(
-            "extract_claims_many", lang, values, values, convert, {"texts": len(asked)}
+            "extract_claims_many", lang, inputs, values, convert, {"texts": len(asked)}
         )
 
     # -- grading and comparison ---------------------------------------------------------------------------
@@ -357,9 +488,10 @@ class MoreSteps:
         if rubric.levels:
             levels = "\n".join([lab["levels"], *(f"- {k}: {v}" for k, v in rubric.levels.items())]) + "\n"
         shown = []
+        tag = fence_id(next((str(v).strip() for v in inputs.values()), ""))
         for key, value in inputs.items():
             label = lab.get(key, key.replace("_", " ").capitalize())
-            shown.append(f"{label}: {str(value).strip()}")
+            shown.append(f"{label}: {fence(str(value).strip(), tag)}")
         values = {
             "criteria": _one_line(rubric.criteria),
             "steps": steps_text,
@@ -374,7 +506,7 @@ class MoreSteps:
             if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
                 raise JudgeOutputError(f"score {score!r} is not a number")
             if not low <= float(score) <= high:
-                raise JudgeOutputError(f"score {score!r} is outside the scale {low:g}..{high:g}")
+                raise ScoreOutOfScale(f"score {score!r} is outside the scale {low:g}..{high:g}")
             passing = None if rubric.passing is None else float(score) >= float(rubric.passing)
             return Grade(score=float(score), reason=str(obj.get("reason") or ""), passing=passing)
 
@@ -397,12 +529,18 @@ class MoreSteps:
     ) -> Preference:
         lang = self._lang(lang)
         lab = _labels(lang)
+        q = _one_line(question)
+        ref = (
+            lab["reference_line"].format(reference=fence(_one_line(reference), fence_id(q))) + "\n"
+            if reference
+            else ""
+        )
         values = {
-            "question": _one_line(question),
-            "answer_a": str(answer_a).strip(),
-            "answer_b": str(answer_b).strip(),
+            "question": Untrusted(q),
+            "answer_a": Untrusted(str(answer_a).strip()),
+            "answer_b": Untrusted(str(answer_b).strip()),
             "criteria": _one_line(criteria or lab["criteria"]),
-            "reference": lab["reference_line"].format(reference=_one_line(reference)) if reference else "",
+            "reference": ref,
         }
 
         def convert(obj: Any) -> Preference:
@@ -411,4 +549,5 @@ class MoreSteps:
                 raise JudgeOutputError(f"winner must be 'A', 'B' or 'tie', not {obj['winner']!r}")
             return Preference(winner=w, reason=str(obj.get("reason") or ""))
 
-        return await self._memo_ask("compare", lang, values, values, convert)
+        memo_inputs = {k: str(v) for k, v in values.items()}
+        return await self._memo_ask("compare", lang, memo_inputs, values, convert)

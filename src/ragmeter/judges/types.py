@@ -64,10 +64,16 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class Usage:
+    """Requests and tokens. ``cached_requests``: answered from ragmeter's own reply cache (no
+    request sent). ``cached_tokens``: the part of ``prompt_tokens`` the server served from its
+    prompt cache (OpenAI prompt caching, vLLM prefix caching), as it reports in
+    ``usage.prompt_tokens_details.cached_tokens``; 0 when it reports none."""
+
     requests: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_requests: int = 0
+    cached_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -75,6 +81,7 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.cached_requests + other.cached_requests,
+            self.cached_tokens + other.cached_tokens,
         )
 
     @property
@@ -87,6 +94,7 @@ class Usage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cached_requests": self.cached_requests,
+            "cached_tokens": self.cached_tokens,
         }
 
     @classmethod
@@ -96,6 +104,7 @@ class Usage:
             int(d.get("prompt_tokens", 0)),
             int(d.get("completion_tokens", 0)),
             int(d.get("cached_requests", 0)),
+            int(d.get("cached_tokens", 0)),
         )
 
 

@@ -7,12 +7,20 @@ everything the sample allows in one call, so the sharing does not depend on whic
 
 - :func:`claim_sets`: claims of the answer AND of the reference in one ``extract_claims_many``
   call (faithfulness, context recall, factual correctness, answer correctness, noise sensitivity).
-- :func:`context_verdicts`: the answer's claims and the reference's claims verified against the
-  contexts in one ``verify_claims`` call (faithfulness, context recall). Each verdict is about one
-  claim against all contexts, exactly as in separate calls, so the formulas do not change.
-- :func:`context_analysis`: per-chunk usefulness for the reference and per-sentence need for the
-  question in one ``analyse_contexts`` call (context precision, context relevance).
+- :func:`context_verdicts` and :func:`context_analysis`: ONE ``check_contexts`` call per sample
+  sends the contexts once and returns the verdicts on the answer's and the reference's claims
+  (faithfulness, context recall), the usefulness of each chunk for the reference (context
+  precision) and the sentences the question needs (context relevance). Each verdict is about one
+  claim against all contexts, exactly as in separate calls, so the formulas do not change. Both
+  helpers ask the same call (the claims first, through :func:`claim_sets`), so the memo answers
+  the second asker whichever metrics run. This is the route for samples with an answer AND a
+  reference (what the core metrics read).
+- :func:`context_analysis` on a sample with a reference but no answer: per-chunk usefulness and
+  per-sentence need in one ``analyse_contexts`` call (context precision, context relevance).
 
+So the five core metrics cost 3 calls per sample (claims, contexts, questions for answer
+relevance). On a full sample a single context metric pays for the claim extraction as well (2
+calls instead of 1); ``LLMJudge(combine=False)`` asks every metric's own steps instead.
 Judges without combined steps (the local judge) get the plain steps, one per need.
 """
 
@@ -73,8 +81,31 @@ async def claim_sets(
     return ClaimSets(out[0], out[1])
 
 
+async def _check(judge: Any, sample: Sample, contexts: Sequence[str], lang: str) -> Any:
+    """The sample's one ``check_contexts`` call: all claims of answer and reference, the reference
+    as the chunks' target, the question for the sentences (memoised: every metric asks the same)."""
+    sets = await claim_sets(judge, sample, lang, answer=True, reference=True)
+    a = sets.answer or []
+    r = sets.reference or []
+    ref = sample.reference.strip() if sample.reference is not None and not blank(sample.reference) else None
+    return len(a), await judge.check_contexts(question_of(sample), contexts, [*a, *r], ref, lang=lang)
+
+
+def _checks(judge: Any, sample: Sample) -> bool:
+    """Whether the sample's contexts go to the judge in one ``check_contexts`` call: a judge with
+    combined steps and a sample with both an answer and a reference (everything the core metrics
+    read). Other samples get the steps their metrics ask (see the module docstring)."""
+    return (
+        combines(judge)
+        and callable(getattr(judge, "check_contexts", None))
+        and not blank(sample.answer)
+        and not blank(sample.reference)
+    )
+
+
 async def context_verdicts(
     judge: Any,
+    sample: Sample,
     sets: ClaimSets,
     contexts: Sequence[str],
     lang: str,
@@ -82,14 +113,13 @@ async def context_verdicts(
     answer: bool = False,
     reference: bool = False,
 ) -> tuple[list[Verdict] | None, list[Verdict] | None]:
-    """Verdicts of the answer's and/or the reference's claims against ``contexts``."""
+    """Verdicts of the answer's and/or the reference's claims (``sets``) against ``contexts``."""
+    if _checks(judge, sample):
+        n_answer, result = await _check(judge, sample, contexts, lang)
+        verdicts = list(result.verdicts)
+        return (verdicts[:n_answer] if answer else None), (verdicts[n_answer:] if reference else None)
     a = sets.answer or []
     r = sets.reference or []
-    if combines(judge) and a and r:
-        verdicts = await judge.verify_claims([*a, *r], contexts, lang=lang)
-        if len(verdicts) != len(a) + len(r):
-            return verdicts[: len(a)] if answer else None, verdicts[len(a) :] if reference else None
-        return verdicts[: len(a)], verdicts[len(a) :]
     want = [(a if answer else None), (r if reference else None)]
     found = await asyncio.gather(
         *(judge.verify_claims(c, contexts, lang=lang) for c in want if c is not None)
@@ -116,15 +146,21 @@ async def context_analysis(
     """(chunk verdicts against the reference, per-context sentence ratings for the question)."""
     question = sample.question.strip()
     ref = sample.reference.strip() if sample.reference is not None and not blank(sample.reference) else None
+    if chunks and ref is None:
+        raise ValueError("context_analysis(chunks=True) needs a reference")
+    if _checks(judge, sample):
+        _, result = await _check(judge, sample, contexts, lang)
+        verdicts = list(result.chunks) if chunks and result.chunks is not None else None
+        ratings = [list(r) for r in result.ratings] if sentences and result.ratings is not None else None
+        return verdicts, ratings
     analyse = getattr(judge, "analyse_contexts", None)
     if combines(judge) and callable(analyse) and ref is not None:
-        verdicts, ratings = await analyse(question, contexts, ref, lang=lang)
-        return list(verdicts), [list(r) for r in ratings]
+        both, per_chunk = await analyse(question, contexts, ref, lang=lang)
+        return list(both), [list(r) for r in per_chunk]
     verdicts = None
     ratings = None
     if chunks:
-        if ref is None:
-            raise ValueError("context_analysis(chunks=True) needs a reference")
+        assert ref is not None
         verdicts = list(await judge.rate_chunks(question, contexts, ref, lang=lang))
     if sentences:
         per_ctx = context_sentences(contexts)

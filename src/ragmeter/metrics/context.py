@@ -228,7 +228,7 @@ class ContextRecall(_LangMetric):
                 "no claims could be extracted from the reference, so recall cannot be measured",
                 details={"n_claims": 0, "lang": lang},
             )
-        verdicts = (await context_verdicts(judge, sets, contexts, lang, reference=True))[1] or []
+        verdicts = (await context_verdicts(judge, sample, sets, contexts, lang, reference=True))[1] or []
         if len(verdicts) != len(claims):
             return _count_mismatch("verify_claims", len(verdicts), len(claims), "reference claims", lang)
         missing = [c for c, v in zip(claims, verdicts, strict=True) if not v.supported]

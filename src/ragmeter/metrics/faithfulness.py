@@ -80,7 +80,7 @@ class Faithfulness(Metric):
                 details={"n_claims": 0, "lang": lang},
             )
 
-        verdicts = (await context_verdicts(judge, sets, contexts, lang, answer=True))[0] or []
+        verdicts = (await context_verdicts(judge, sample, sets, contexts, lang, answer=True))[0] or []
         if len(verdicts) != len(claims):
             return Score.invalid(
                 "JudgeOutputError",

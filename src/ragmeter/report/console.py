@@ -76,6 +76,8 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
         f"usage: {u.requests} requests, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens"
         f", {u.cached_requests} served from cache"
     )
+    if u.cached_tokens:
+        line += f", {u.cached_tokens} prompt tokens from the server's prompt cache"
     cost = result.cost
     if cost is not None:
         line += f", cost {cost:.4f}"

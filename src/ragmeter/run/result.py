@@ -170,12 +170,11 @@ class Result:
     @property
     def cost(self) -> float | None:
         """Cost in the user's currency when prices per 1k tokens were given, else None."""
+        from ragmeter.judges.config import price
+
         cfg = self.meta.get("judge", {}).get("config", {}) or {}
-        p_in, p_out = cfg.get("prompt_price_per_1k"), cfg.get("completion_price_per_1k")
-        if p_in is None and p_out is None:
-            return None
         u = self.usage
-        return u.prompt_tokens / 1000 * float(p_in or 0) + u.completion_tokens / 1000 * float(p_out or 0)
+        return price(cfg, u.prompt_tokens, u.completion_tokens, u.cached_tokens)
 
     # -- aggregates ----------------------------------------------------------------------------
     def summary(self) -> dict[str, MetricSummary]:

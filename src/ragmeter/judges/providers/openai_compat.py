@@ -318,10 +318,12 @@ class OpenAICompatibleProvider:
         usage_obj = getattr(resp, "usage", None)
         usage: Usage
         if usage_obj is not None and getattr(usage_obj, "prompt_tokens", None) is not None:
+            details = getattr(usage_obj, "prompt_tokens_details", None)
             usage = Usage(
                 requests=1,
                 prompt_tokens=int(usage_obj.prompt_tokens or 0),
                 completion_tokens=int(getattr(usage_obj, "completion_tokens", 0) or 0),
+                cached_tokens=int(getattr(details, "cached_tokens", 0) or 0),
             )
         else:
             usage = EstimatedUsage(
