@@ -53,7 +53,7 @@ async def test_context_relevance_chinese_splits_on_chinese_punctuation(llm_judge
     score = await ContextRelevance().score(sample, judge)
     assert score.value == pytest.approx(1 / 3)
     assert score.details["lang"] == "zh"
-    assert "问题：中国的首都是哪里？" in script.requests[0].messages[1].content
+    assert "中国的首都是哪里？</data-" in script.requests[0].messages[1].content.split("问题：<data-")[-1]
 
 
 async def test_context_relevance_out_of_range_number_is_invalid_with_raw(llm_judge) -> None:
@@ -114,7 +114,7 @@ async def test_context_utilization_judges_against_the_answer(llm_judge) -> None:
         Sample(question=Q, contexts=("a", "b"), answer="In 1889."), judge
     )
     assert score.value == pytest.approx(0.5)
-    assert "Target answer: In 1889." in script.requests[0].messages[1].content
+    assert "In 1889.</data-" in script.requests[0].messages[1].content.split("Target answer: <data-")[1]
 
 
 async def test_context_recall_is_supported_reference_claims_share(plain_judge) -> None:

@@ -43,16 +43,24 @@ R = ["X was founded in 1990.", "X is in Oslo."]
 
 
 async def test_faithfulness_and_context_recall_share_two_calls(llm_judge) -> None:
-    judge, script = llm_judge(
-        {"extract_claims_many": [texts(A, R)], "verify_claims": [v(True, False, False, True, True)]}
-    )
+    checked = {
+        "verdicts": [
+            {"index": i, "reason": "", "evidence": 1 if s else 0, "supported": s}
+            for i, s in enumerate((True, False, False, True, True), 1)
+        ],
+        "passages": [{"index": 1, "useful": True}],
+        "needed": [1],
+    }
+    judge, script = llm_judge({"extract_claims_many": [texts(A, R)], "check_contexts": [checked]})
     faith = await Faithfulness().score(SAMPLE, judge)
     recall = await ContextRecall().score(SAMPLE, judge)
     assert faith.value == pytest.approx(1 / 3)
     assert recall.value == pytest.approx(1.0)
-    assert script.steps() == ["extract_claims_many", "verify_claims"]
-    verify_prompt = script.requests[1].messages[1].content
-    assert "5. X is in Oslo." in verify_prompt  # both claim sets in one call
+    assert script.steps() == ["extract_claims_many", "check_contexts"]
+    check_prompt = script.requests[1].messages[1].content
+    assert "5. X is in Oslo." in check_prompt  # both claim sets in one call, with the contexts once
+    assert check_prompt.count("X was founded in 1990 in Oslo.") == 1
+    assert faith.details["claims"][0]["evidence"] == "X was founded in 1990 in Oslo."  # sentence 1
 
 
 async def test_factual_correctness_f1_precision_recall(llm_judge) -> None:
