@@ -1,7 +1,8 @@
 """Scripted providers for tests: :class:`FakeProvider` (chat) and :class:`FakeEmbeddingProvider`.
 
 ``FakeProvider(["reply 1", RateLimitError("slow down"), lambda req: "reply 3"])`` answers the
-requests in order; running out of replies raises :class:`FakeExhaustedError` naming the request.
+requests in order (a :class:`ChatResponse` in the script is returned as it is, e.g. to script a
+reply cut off at the token limit with ``finish_reason="length"``); running out of replies raises :class:`FakeExhaustedError` naming the request.
 Every request is kept in ``.requests`` so tests can assert on prompts.
 """
 
@@ -17,7 +18,9 @@ import numpy as np
 from ragmeter.judges.tokens import estimate_message_tokens, estimate_tokens
 from ragmeter.judges.types import ChatRequest, ChatResponse, Usage
 
-Reply: TypeAlias = str | BaseException | Callable[[ChatRequest], str | BaseException]
+Reply: TypeAlias = (
+    str | ChatResponse | BaseException | Callable[[ChatRequest], str | ChatResponse | BaseException]
+)
 
 
 class FakeExhaustedError(RuntimeError):
@@ -33,14 +36,14 @@ class FakeProvider:
 
     def __init__(
         self,
-        replies: Sequence[Reply] | Callable[[ChatRequest], str | BaseException],
+        replies: Sequence[Reply] | Callable[[ChatRequest], str | ChatResponse | BaseException],
         *,
         model: str = "scripted",
         name: str = "fake",
     ) -> None:
         self.name = name
         self.model = model
-        self._always: Callable[[ChatRequest], str | BaseException] | None = None
+        self._always: Callable[[ChatRequest], str | ChatResponse | BaseException] | None = None
         self._script: list[Reply] = []
         if callable(replies) and not isinstance(replies, (list, tuple)):
             self._always = replies
@@ -72,6 +75,8 @@ class FakeProvider:
         result: Any = item(request) if callable(item) and not isinstance(item, BaseException) else item
         if isinstance(result, BaseException):
             raise result
+        if isinstance(result, ChatResponse):
+            return result
         if not isinstance(result, str):
             raise TypeError(f"FakeProvider reply must be a str or an exception, got {type(result).__name__}")
         usage = Usage(
