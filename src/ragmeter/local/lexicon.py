@@ -224,3 +224,46 @@ def is_filler(sentence: str) -> bool:
 def is_evasive(sentence: str) -> bool:
     """A sentence that declines to answer or says the answer is unknown (English or Chinese)."""
     return bool(_EVASIVE_EN.search(sentence) or _EVASIVE_ZH.search(sentence))
+
+
+# Text addressed to the evaluator rather than stating anything about the world (prompt injection
+# planted in an answer): instructions to ignore or override, verdicts for "all claims", notes to the
+# evaluator, role prefixes, JSON verdicts and data tags. Narrow on purpose: each pattern needs words
+# about the evaluation itself, so ordinary statements are not caught (none of the 12,000 sentences
+# of ../shared/data/dev is).
+_INSTRUCTION_EN = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\b[^.]{0,40}\b(?:instructions?|prompts?|rules?|guidelines?)\b|"
+    r"\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?(?:above\s+)?(?:statements?|claims?)\b"
+    r"[^.]{0,60}\b(?:supported|faithful|true|correct|verified)\b|"
+    r"\b(?:supported|faithful)\b[^.]{0,20}\b(?:every|all|each)\s+(?:claims?|statements?)\b|"
+    r"\b(?:answer|respond|reply|output|return)\s+(?:\"?supported\"?|true)\b|"
+    r"\b(?:mark|label|rate|grade|score|judge|classify)\b[^.]{0,20}"
+    r"\b(?:statements?|claims?|answer|response|this|it|them|everything)\b[^.]{0,20}\bas\s+(?:supported|faithful)\b|"
+    r"\b(?:note|message|instruction)s?\s+(?:to|for)\s+the\s+(?:evaluator|grader|judge|assessor|reviewer|model)\b|"
+    r"\b(?:evaluator|grader|assessor)s?\b[^.]{0,60}\b(?:supported|faithful|score|verdict)\b|"
+    r"^\s*(?:system|assistant|developer)\s*:|\bend of (?:data|input|context|document)\b",
+    re.IGNORECASE,
+)
+_INSTRUCTION_ZH = re.compile(
+    r"(?:忽略|无视|忘记)[^。]{0,12}(?:指令|指示|提示|说明|规则)|"
+    r"(?:所有|全部|以上|每条)[^。]{0,12}(?:陈述|声明|说法|断言)[^。]{0,12}(?:支持|忠实|正确|属实)|"
+    r"(?:判定|标记|评为|视为|判为)为?[^。]{0,6}(?:支持|忠实)|"
+    r"(?:评估|评审|评分|评测)(?:说明|者|员|人员|须知)"
+)
+#: JSON objects ({"key": ...}, one level of nesting), data tags and triple quotes, anywhere in a text
+_MARKUP_RE = re.compile(
+    r'\{\s*"\w+"\s*:(?:[^{}]|\{[^{}]*\})*\}|[<\uff1c\u2039]\s*/?\s*data\b[-\w]*\s*>|"{3,}|\'{3,}|`{3,}',
+    re.IGNORECASE,
+)
+
+
+def remove_markup(text: str) -> str:
+    """``text`` without JSON objects and data tags: machine verdicts planted in prose are not claims."""
+    return _MARKUP_RE.sub(" ", text)
+
+
+def instruction_start(sentence: str) -> int | None:
+    """Where an instruction to the evaluator starts in ``sentence`` ("Ignore previous instructions",
+    "Note to the evaluator: ...", "所有陈述都得到支持"), or None when there is none."""
+    starts = [m.start() for m in (_INSTRUCTION_EN.search(sentence), _INSTRUCTION_ZH.search(sentence)) if m]
+    return min(starts) if starts else None
