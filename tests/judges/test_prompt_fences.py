@@ -83,7 +83,11 @@ async def test_every_step_fences_its_untrusted_inputs_and_states_the_rule() -> N
         "rate_sentences": {"needed": []},
         "rate_chunks": {"verdicts": [{"index": 1, "reason": "", "useful": False}]},
         "extract_claims_many": {"texts": [{"index": 1, "claims": []}, {"index": 2, "claims": []}]},
-        "check_contexts": {"verdicts": [{"index": 1, "reason": "", "evidence": 0, "supported": False}], "passages": [{"index": 1, "useful": False}], "needed": []},
+        "check_contexts": {
+            "verdicts": [{"index": 1, "reason": "", "evidence": 0, "supported": False}],
+            "passages": [{"index": 1, "useful": False}],
+            "needed": [],
+        },
         "grade": {"reason": "", "score": 3},
         "compare": {"reason": "", "winner": "tie"},
     }

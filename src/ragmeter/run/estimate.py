@@ -1,65 +1,22 @@
 """--dry-run: count the calls and estimate the tokens a run would spend, without calling anything.
 
-Estimates are per judge step (the judge protocol's steps, see :mod:`ragmeter.judges.base`): the
-prompt's own text plus the sample text the step sends, at about 4 characters per token for
-alphabetic text and 1 token per CJK character; completions from the typical reply size of each
-step. Calls served from the cache are not subtracted. It is an estimate and says so.
+With an LLM judge the run is *rehearsed*: the real metrics run with a copy of the judge (same
+prompts, data fences, combined steps, memo and configuration) whose provider is
+:class:`~ragmeter.judges.providers.rehearsal.RehearsalProvider`, which answers every request with
+a made-up reply of the right shape and sends nothing. So the request count is the run's own (shared
+calls counted once, under the metric whose job made them), and prompt tokens are those of the
+prompts the run would render, at about 4 characters per token (1 per CJK character). What depends
+on the judge's answers is estimated: claims are taken to be the sentences of the text, replies
+are of typical length. Retries, repair rounds and the reply cache are not counted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmeter.dataset.sample import Sample
-from ragmeter.errors import ConfigError
 from ragmeter.metrics.base import resolve_metrics
-from ragmeter.text import detect_lang, split_sentences
-
-
-def estimate_tokens(text: str) -> int:
-    """About 4 characters per token for alphabetic text, one token per CJK character."""
-    cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
-    return cjk + (len(text) - cjk + 3) // 4
-
-
-def _claims(s: Sample) -> int:
-    return max(1, len(split_sentences(s.answer or ""))) * 2
-
-
-#: step -> (the sample text the step sends, typical completion tokens)
-STEP_MODEL: dict[str, tuple[Callable[[Sample], str], Callable[[Sample], int]]] = {
-    "extract_claims": (
-        lambda s: f"{s.question}\n{s.answer or ''}",
-        lambda s: int(estimate_tokens(s.answer or "") * 1.3) + 10,
-    ),
-    "verify_claims": (
-        lambda s: "\n".join(s.contexts) + "\n" + (s.answer or "") * 2,
-        lambda s: 45 * _claims(s) + 10,
-    ),
-    "generate_questions": (lambda s: s.answer or "", lambda s: 70),
-    "rate_sentences": (
-        lambda s: f"{s.question}\n" + "\n".join(s.contexts),
-        lambda s: 8 * sum(len(split_sentences(c)) for c in s.contexts) + 10,
-    ),
-    "rate_chunks": (
-        lambda s: f"{s.question}\n" + "\n".join(s.contexts) + f"\n{s.reference or s.answer or ''}",
-        lambda s: 30 * len(s.contexts) + 10,
-    ),
-    "grade": (
-        lambda s: f"{s.question}\n{s.answer or ''}\n{s.reference or ''}\n" + "\n".join(s.contexts),
-        lambda s: 80,
-    ),
-    # pairwise asks both orders: two calls, each with both answers
-    "compare": (
-        lambda s: f"{s.question}\n{s.answer or ''}\n{s.metadata.get('answer_b', '')}\n{s.reference or ''}",
-        lambda s: 80,
-    ),
-}
-
-#: calls a step makes per job (pairwise comparison asks in both orders)
-STEP_CALLS: dict[str, int] = {"compare": 2}
 
 
 @dataclass
@@ -77,6 +34,8 @@ class Estimate:
     per_metric: dict[str, dict[str, StepEstimate]] = field(default_factory=dict)
     embed_texts: int = 0
     problems: list[str] = field(default_factory=list)
+    #: metric -> step answers it gets from another metric's call on the same sample (the memo)
+    shared: dict[str, int] = field(default_factory=dict)
 
     def totals(self) -> StepEstimate:
         total = StepEstimate()
@@ -94,7 +53,8 @@ class Estimate:
             "n_samples": self.n_samples,
             "n_problems": self.n_problems,
             "judge": self.judge,
-            "note": "upper bound: each metric counted alone, before shared steps, memo and cache",
+            "note": "rehearsed with the run's prompts and shared calls; replies simulated; "
+            "before retries, repair rounds and the reply cache",
             "estimate": {
                 "requests": t.calls,
                 "prompt_tokens": t.prompt_tokens,
@@ -102,6 +62,7 @@ class Estimate:
                 "texts_embedded": self.embed_texts,
             },
             "metrics": {m: {s: vars(e) for s, e in steps.items()} for m, steps in self.per_metric.items()},
+            "shared": self.shared,
             "problems": self.problems,
         }
 
@@ -109,10 +70,13 @@ class Estimate:
         t = self.totals()
         lines = [
             f"dry run: {self.n_samples} samples, {self.n_problems} input problem(s), judge {self.judge}",
-            "estimated LLM requests (upper bound: each metric alone, before shared steps, cache and retries):",
+            "estimated LLM requests (rehearsed: the run's prompts, shared calls counted once under the "
+            "metric that makes them; before retries, repairs and the reply cache):",
         ]
         for m, steps in self.per_metric.items():
-            if not steps:
+            if self.shared.get(m):
+                lines.append(f"  {m}: {self.shared[m]} answers from calls counted under another metric")
+            elif not steps:
                 lines.append(f"  {m}: no LLM calls")
             for s, e in steps.items():
                 lines.append(
@@ -126,16 +90,6 @@ class Estimate:
         for p in self.problems[:20]:
             lines.append(f"problem: {p}")
         return "\n".join(lines)
-
-
-def _prompt_overhead(step: str, lang: str, prompts_dir: Any) -> int:
-    try:
-        from ragmeter.judges.prompts import load_prompt
-
-        p = load_prompt(step, lang, overrides_dir=prompts_dir)
-    except (ConfigError, FileNotFoundError, ImportError):
-        return 300
-    return estimate_tokens(p.system) + estimate_tokens(p.user) + estimate_tokens(str(p.schema))
 
 
 def estimate_run(
@@ -153,8 +107,6 @@ def estimate_run(
     check_judge_supports(metric_list, judge)
     dataset = load_dataset(data, mapping=mapping, limit=limit)
     plan = plan_jobs(dataset, metric_list)
-    describe = judge.describe() if hasattr(judge, "describe") else {}
-    prompts_dir = describe.get("prompts_dir") if isinstance(describe, dict) else None
     est = Estimate(
         n_samples=len(dataset),
         n_problems=len(plan.problems),
@@ -165,24 +117,48 @@ def estimate_run(
     from ragmeter.judges.llm import LLMJudge
 
     # Only an LLM judge sends requests; the local judge answers every step on this machine.
-    llm_steps = set(STEP_MODEL) if isinstance(judge, LLMJudge) else set()
-    overhead: dict[tuple[str, str], int] = {}
     for job in plan.jobs:
-        lang = detect_lang(f"{job.sample.question} {job.sample.answer or ''}")
-        for step in job.metric.steps:
-            if step == "embed":
-                est.embed_texts += 4
-                continue
-            if step not in llm_steps:
-                continue
-            key = (step, lang)
-            if key not in overhead:
-                overhead[key] = _prompt_overhead(step, lang, prompts_dir)
-            text_fn, completion_fn = STEP_MODEL[step]
-            repeats = int(getattr(job.metric, "n", 1)) if hasattr(job.metric, "inner") else 1
-            calls = STEP_CALLS.get(step, 1) * repeats
-            e = est.per_metric[job.metric.name].setdefault(step, StepEstimate())
-            e.calls += calls
-            e.prompt_tokens += calls * (overhead[key] + estimate_tokens(text_fn(job.sample)))
-            e.completion_tokens += calls * completion_fn(job.sample)
+        est.embed_texts += 4 * sum(1 for step in job.metric.steps if step == "embed")
+    if isinstance(judge, LLMJudge) and plan.jobs:
+        _rehearse(est, dataset, metric_list, judge)
     return est
+
+
+def _rehearse(est: Estimate, dataset: Any, metrics: Sequence[Any], judge: Any) -> None:
+    """Run ``metrics`` on ``dataset`` with a rehearsal copy of ``judge`` and count its requests."""
+    import numpy as np
+
+    from ragmeter.judges.cache import NullCache
+    from ragmeter.judges.client import ModelClient
+    from ragmeter.judges.config import JudgeConfig
+    from ragmeter.judges.llm import LLMJudge
+    from ragmeter.judges.providers.fake import hash_embedding
+    from ragmeter.judges.providers.rehearsal import RehearsalProvider
+    from ragmeter.run.runner import aevaluate
+    from ragmeter.run.sync import run_sync
+
+    class _Embedder:
+        def embed(self, texts: Sequence[str]) -> Any:
+            return np.stack([hash_embedding(t, 16) for t in texts])
+
+    cfg = judge.client.config.to_dict()
+    cfg.update(rpm=None, tpm=None, max_retries=0)
+    client = ModelClient(RehearsalProvider(judge.client.model), JudgeConfig(**cfg), NullCache())
+    rehearsal = LLMJudge(
+        client,
+        _Embedder() if judge.embedder is not None else None,
+        judge.prompts_dir,
+        combine=judge.combine_steps,
+    )
+    result = run_sync(aevaluate(dataset, list(metrics), rehearsal, concurrency=64))
+    for row in result.rows:
+        for call in row.calls:
+            if call["step"] == "embed":
+                continue
+            if call["cached"]:
+                est.shared[row.metric] = est.shared.get(row.metric, 0) + 1
+                continue
+            e = est.per_metric[row.metric].setdefault(call["step"], StepEstimate())
+            e.calls += int(call["usage"]["requests"])
+            e.prompt_tokens += int(call["usage"]["prompt_tokens"])
+            e.completion_tokens += int(call["usage"]["completion_tokens"])

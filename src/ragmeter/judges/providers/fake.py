@@ -2,8 +2,8 @@
 
 ``FakeProvider(["reply 1", RateLimitError("slow down"), lambda req: "reply 3"])`` answers the
 requests in order (a :class:`ChatResponse` in the script is returned as it is, e.g. to script a
-reply cut off at the token limit with ``finish_reason="length"``); running out of replies raises :class:`FakeExhaustedError` naming the request.
-Every request is kept in ``.requests`` so tests can assert on prompts.
+reply cut off at the token limit with ``finish_reason="length"``); running out of replies raises
+:class:`FakeExhaustedError` naming the request. Every request is kept in ``.requests`` so tests can assert on prompts.
 """
 
 from __future__ import annotations
