@@ -17,6 +17,10 @@ relevance, context relevance pairs):
 
 Usage: python bench/llm_calls.py [--data PATH] [--layout questions|rows|both] [--core-only] [--json]
 To measure another checkout's code with this script: PYTHONPATH=/path/to/checkout/src python ...
+
+With ``--judge SPEC --base-url URL`` (e.g. a llama-cpp-python server on 127.0.0.1) the five core
+metrics run against that endpoint instead (``--core-only`` implied): calls then come from the run's
+usage, and the invalid scores are listed by kind -- to check the parse path on a real model.
 """
 
 from __future__ import annotations
@@ -98,21 +102,58 @@ async def measure(
             result = await aevaluate(samples, metrics, judge, concurrency=32)
         finally:
             await judge.aclose()
-        n = len(samples)
-        usage = result.usage
-        invalid = result.n_invalid
         return {
-            "layout": layout,
-            "metrics": metrics,
-            "combine": combine,
-            "n_samples": n,
-            "calls_per_sample": srv.total_requests / n,
-            "prompt_tokens_per_sample": usage.prompt_tokens / n,
-            "cached_tokens_per_sample": getattr(usage, "cached_tokens", 0) / n,
-            "completion_tokens_per_sample": usage.completion_tokens / n,
-            "n_invalid": invalid,
+            **per_sample(layout, metrics, combine, len(samples), srv.total_requests, result),
             "memo_hits": getattr(getattr(judge, "memo", None), "hits", None),
         }
+
+
+def per_sample(layout: str, metrics: list[str], combine: bool, n: int, calls: int, result: Any) -> dict[str, Any]:
+    usage = result.usage
+    return {
+        "layout": layout,
+        "metrics": metrics,
+        "combine": combine,
+        "n_samples": n,
+        "calls_per_sample": calls / n,
+        "prompt_tokens_per_sample": usage.prompt_tokens / n,
+        "cached_tokens_per_sample": getattr(usage, "cached_tokens", 0) / n,
+        "completion_tokens_per_sample": usage.completion_tokens / n,
+        "n_invalid": result.n_invalid,
+    }
+
+
+async def measure_real(
+    samples: list[dict[str, Any]], spec: str, base_url: str, structured: str, layout: str
+) -> dict[str, Any]:
+    """The five core metrics against a real endpoint; invalid scores by kind."""
+    import time
+    from collections import Counter
+
+    judge = make_judge(
+        spec,
+        base_url=base_url,
+        embeddings="local",
+        config=JudgeConfig(structured=structured, max_tokens=2048, timeout_s=900, concurrency=2),
+    )
+    started = time.monotonic()
+    try:
+        result = await aevaluate(samples, CORE, judge, concurrency=4)
+    finally:
+        await judge.aclose()
+    n = len(samples)
+    kinds: Counter[str] = Counter()
+    for m in CORE:
+        for score in result.scores(m):
+            if score is not None and not score.valid and score.error is not None:
+                kinds[score.error.kind] += 1
+    return {
+        **per_sample(layout, CORE, True, n, result.usage.requests, result),
+        "judge": spec,
+        "n_scores": n * len(CORE),
+        "invalid_kinds": dict(kinds),
+        "seconds": round(time.monotonic() - started, 1),
+    }
 
 
 async def main_async(path: Path, layouts: list[str], core_only: bool) -> list[dict[str, Any]]:
@@ -133,9 +174,24 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--layout", choices=[*LAYOUTS, "both"], default="both")
     ap.add_argument("--core-only", action="store_true", help="only the five core metrics together")
+    ap.add_argument("--judge", default=None, help="a judge spec to measure instead of the loopback server")
+    ap.add_argument("--base-url", default=None)
+    ap.add_argument("--structured", default="auto")
+    ap.add_argument("--limit", type=int, default=None, help="at most N samples per layout")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     layouts = list(LAYOUTS) if args.layout == "both" else [args.layout]
+    if args.judge:
+        rows = [
+            asyncio.run(
+                measure_real(
+                    LAYOUTS[lay](args.data)[: args.limit], args.judge, args.base_url, args.structured, lay
+                )
+            )
+            for lay in layouts
+        ]
+        print(json.dumps(rows, indent=2))
+        return
     rows = asyncio.run(main_async(args.data, layouts, args.core_only))
     if args.json:
         print(json.dumps(rows, indent=2))

@@ -167,6 +167,18 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def numbered_passages(per_chunk: Sequence[Sequence[str]], lab: Mapping[str, Any]) -> str:
+    """"Passage i:" lines, each followed by its sentences numbered across all passages: "(k) ..."."""
+    lines: list[str] = []
+    k = 0
+    for i, sents in enumerate(per_chunk, 1):
+        lines.append(lab["passage"].format(i=i))
+        for sentence in sents:
+            k += 1
+            lines.append(f"({k}) {_one_line(sentence)}")
+    return "\n".join(lines)
+
+
 def needed_indices(raw: Any, n: int) -> set[int]:
     """0-based positions from a list of 1-based sentence numbers (0-based accepted when it is
     unambiguous: a 0 and no ``n``). A number outside the range raises :class:`JudgeOutputError`."""
@@ -295,15 +307,12 @@ class MoreSteps:
         lang = self._lang(lang)
         lab = _labels(lang)
         per_chunk = [split_sentences(c) or [c] for c in items]
-        lines: list[str] = []
-        k = 0
-        for i, sents in enumerate(per_chunk, 1):
-            lines.append(lab["passage"].format(i=i))
-            for s in sents:
-                k += 1
-                lines.append(f"  ({k}) {_one_line(s)}")
-        n_sent = k
-        inputs = {"question": _one_line(question), "target": _one_line(target), "chunks": "\n".join(lines)}
+        n_sent = sum(len(x) for x in per_chunk)
+        inputs = {
+            "question": _one_line(question),
+            "target": _one_line(target),
+            "chunks": numbered_passages(per_chunk, lab),
+        }
         values = {k: Untrusted(v) for k, v in inputs.items()}
 
         def convert(obj: Any) -> tuple[list[Verdict], list[list[float]]]:
@@ -346,16 +355,9 @@ class MoreSteps:
         lab = _labels(lang)
         per_chunk = [split_sentences(c) or [c] for c in items]
         sentences = [_one_line(x) for group in per_chunk for x in group]
-        lines: list[str] = []
-        k = 0
-        for i, sents in enumerate(per_chunk, 1):
-            lines.append(lab["passage"].format(i=i))
-            for x in sents:
-                k += 1
-                lines.append(f"({k}) {_one_line(x)}")
         none = lab["none"]
         inputs = {
-            "chunks": "\n".join(lines),
+            "chunks": numbered_passages(per_chunk, lab),
             "question": q,
             "target": tgt,
             "claims": "\n".join(f"{i}. {c}" for i, c in enumerate(claim_list, 1)),

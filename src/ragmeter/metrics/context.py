@@ -55,8 +55,9 @@ class ContextRelevance(_LangMetric):
     question) or a probability from the local judge.
 
     Judge calls: 1 per sample whatever the number of contexts -- ``rate_sentences`` over all
-    sentences of all contexts, numbered. With an LLM judge and a sample that has a reference the
-    call is the combined ``analyse_contexts``, shared with context precision.
+    sentences of all contexts, numbered. With an LLM judge the ratings come from the sample's shared
+    ``check_contexts`` call when it has an answer and a reference (after the shared claim
+    extraction), or from ``analyse_contexts`` (shared with context precision) with a reference only.
 
     Invalid: empty question or no non-empty context (``EmptyInput``); a reply with a sentence
     number out of range, after one repair round (``JudgeOutputError``, raw reply kept).
@@ -145,8 +146,9 @@ class ContextPrecision(_LangMetric):
         context_precision = sum_k (precision@k * v_k) / sum_k v_k     (0 when no context is useful)
 
     Judge calls: 1 per sample whatever the number of contexts -- ``rate_chunks`` for all
-    contexts at once (with an LLM judge the combined ``analyse_contexts`` call, shared with
-    context relevance).
+    contexts at once (with an LLM judge the shared ``check_contexts`` call on a sample with an
+    answer, after the shared claim extraction; ``analyse_contexts``, shared with context
+    relevance, on one without).
 
     Invalid: empty question, reference or contexts (``EmptyInput``); a reply without a verdict for
     every context, after one repair round (``JudgeOutputError``).
@@ -205,7 +207,8 @@ class ContextRecall(_LangMetric):
 
     Judge calls: 2 per sample -- ``extract_claims(reference)`` and ``verify_claims(claims,
     contexts)``. With an LLM judge and a sample that has an answer, both calls are shared with
-    faithfulness (one extraction of answer and reference claims, one verification of both sets).
+    faithfulness (one extraction of answer and reference claims, one ``check_contexts`` call that
+    verifies both sets and also serves context precision and relevance).
 
     Invalid: empty reference or contexts (``EmptyInput``); no claim extracted from the reference
     (``NoClaims``); a verdict missing for a claim (``JudgeOutputError``).

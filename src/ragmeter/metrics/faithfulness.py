@@ -38,8 +38,9 @@ class Faithfulness(Metric):
     ``extract_claims(answer, question=, lang=)`` once, then ``verify_claims(claims, contexts,
     lang=)`` once for all claims against all contexts. With an LLM judge and a sample that has a
     reference, both calls are shared with context recall (and the extraction with factual
-    correctness): the reference's claims are extracted in the same call and verified in the same
-    call (:mod:`ragmeter.metrics._shared`); the score reads the answer's verdicts only.
+    correctness): the reference's claims are extracted in the same call, and both claim sets are
+    verified in the one ``check_contexts`` call that also serves context precision and relevance
+    (:mod:`ragmeter.metrics._shared`); the score reads the answer's verdicts only.
 
     Edge cases: an answer from which no claim can be extracted ("Hello!", "I don't know") is an
     invalid score with kind ``NoClaims`` (Ragas returns NaN; a number would be a guess: 1.0 calls
