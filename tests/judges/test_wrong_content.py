@@ -157,3 +157,18 @@ async def test_the_run_records_the_named_kind_with_the_raw_reply() -> None:
     assert score is not None and not score.valid and score.error is not None
     assert score.error.kind == "IndexOutOfRange" and score.error.raw == bad
     assert "after one repair round" in score.error.message
+
+
+async def test_a_part_left_out_of_a_combined_reply_is_not_read_as_empty() -> None:
+    # no "needed" although a question was given: that is not "no sentence is needed" (0 relevance)
+    reply = json.dumps({"verdicts": [{"index": 1, "supported": True}], "passages": [{"index": 1, "useful": True}]})
+    judge, provider = judge_with([reply, reply])
+    with pytest.raises(JudgeOutputError, match="lacks 'needed'"):
+        await judge.check_contexts("q?", CTX, ["Paris is the capital."], "Paris.")
+    judge, _ = judge_with([json.dumps({"verdicts": [{"index": 1, "useful": True}]})] * 2)
+    with pytest.raises(JudgeOutputError, match="needed"):
+        await judge.analyse_contexts("q?", CTX, "Paris.")
+    # a part the request did not ask for may be left out
+    judge, _ = judge_with([json.dumps({"verdicts": [{"index": 1, "supported": True}]})])
+    result = await judge.check_contexts(None, CTX, ["Paris is the capital."], None)
+    assert result.chunks is None and result.ratings is None and result.verdicts[0].supported

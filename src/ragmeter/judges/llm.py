@@ -71,8 +71,9 @@ _OPTIONAL_KEYS: Mapping[str, frozenset[str]] = {
     "extract_claims_many": frozenset(),
     "generate_questions": frozenset({"noncommittal"}),
     "rate_chunks": frozenset({"reason"}),
-    "analyse_contexts": frozenset({"needed"}),
-    "check_contexts": frozenset(),
+    "analyse_contexts": frozenset({"reason"}),
+    # the parts a request does not ask for (no claims, no target, no question) may be left out
+    "check_contexts": frozenset({"index", "reason", "evidence", "verdicts", "passages", "needed"}),
     "grade": frozenset({"reason"}),
     "compare": frozenset({"reason"}),
 }

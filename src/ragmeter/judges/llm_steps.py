@@ -317,7 +317,7 @@ class MoreSteps:
 
         def convert(obj: Any) -> tuple[list[Verdict], list[list[float]]]:
             verdicts = match_verdicts(items, _useful_as_supported(obj["verdicts"]))
-            needed = needed_indices(obj.get("needed", []), n_sent)
+            needed = needed_indices(obj["needed"], n_sent)
             ratings: list[list[float]] = []
             pos = 0
             for sents in per_chunk:
@@ -365,6 +365,10 @@ class MoreSteps:
         values = {key: Untrusted(v) if v else none for key, v in inputs.items()}
 
         def convert(obj: Any) -> ContextCheck:
+            asked = [k for k, wanted in (("verdicts", claim_list), ("passages", tgt), ("needed", q)) if wanted]
+            missing = [k for k in asked if obj.get(k) is None]
+            if missing:
+                raise JudgeOutputError(f"the reply lacks {', '.join(repr(k) for k in missing)}")
             verdicts: list[Verdict] = []
             if claim_list:
                 raw = obj["verdicts"]
@@ -389,7 +393,7 @@ class MoreSteps:
                 chunk_verdicts = match_verdicts(items, _useful_as_supported(obj["passages"]))
             ratings = None
             if q:
-                needed = needed_indices(obj.get("needed", []), len(sentences))
+                needed = needed_indices(obj["needed"], len(sentences))
                 ratings, pos = [], 0
                 for sents in per_chunk:
                     ratings.append([1.0 if pos + j in needed else 0.0 for j in range(len(sents))])
