@@ -162,7 +162,7 @@ async def test_the_run_records_the_named_kind_with_the_raw_reply() -> None:
 async def test_a_part_left_out_of_a_combined_reply_is_not_read_as_empty() -> None:
     # no "needed" although a question was given: that is not "no sentence is needed" (0 relevance)
     reply = json.dumps({"verdicts": [{"index": 1, "supported": True}], "passages": [{"index": 1, "useful": True}]})
-    judge, provider = judge_with([reply, reply])
+    judge, _ = judge_with([reply, reply])
     with pytest.raises(JudgeOutputError, match="lacks 'needed'"):
         await judge.check_contexts("q?", CTX, ["Paris is the capital."], "Paris.")
     judge, _ = judge_with([json.dumps({"verdicts": [{"index": 1, "useful": True}]})] * 2)
