@@ -87,6 +87,10 @@ async def test_evidence_is_compared_without_case_spacing_punctuation_and_across_
     judge, provider = judge_with([verdicts((1, True), (2, False), evidence=quote)])
     out = await judge.verify_claims(CLAIMS, CTX)
     assert out[0].evidence == quote and len(provider.requests) == 1
+    # ragmeter's own data tags and item labels copied along with the quote do not count
+    label = "<data-0a1b2c3d>[1] Paris is the capital of France."
+    judge, provider = judge_with([verdicts((1, True), (2, False), evidence=label)])
+    assert (await judge.verify_claims(CLAIMS, CTX))[0].evidence == label and len(provider.requests) == 1
     # evidence of an unsupported claim carries no number: it is not checked
     judge, provider = judge_with([verdicts((1, False), (2, False), evidence="made up")])
     assert [v.supported for v in await judge.verify_claims(CLAIMS, CTX)] == [False, False]

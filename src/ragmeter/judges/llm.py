@@ -518,18 +518,23 @@ def match_verdicts(claims: Sequence[str], raw: Sequence[Any]) -> list[Verdict]:
 
 
 _ELLIPSIS_RE = re.compile(r"\.\.\.+|…+")
+#: what a judge may copy along with a quote: ragmeter's data tags and item labels ("[2]", "(3)")
+_QUOTE_TAG_RE = re.compile(r"</?data-[0-9a-f]+>")
+_QUOTE_LABEL_RE = re.compile(r"(?:^|\s)(?:\[\d+\]|\(\d+\))(?=\s)")
 
 
 def check_evidence(verdicts: Sequence[Verdict], contexts: Sequence[str]) -> None:
     """:class:`EvidenceNotFound` when a verdict that calls its claim supported quotes evidence that
     is not in ``contexts``. Compared without case, spacing and punctuation; an ellipsis may join
-    quoted pieces. Evidence of an unsupported claim is not checked: no number rests on it."""
+    quoted pieces, and data tags or item labels copied along are ignored. Evidence of an unsupported
+    claim is not checked: no number rests on it."""
     haystack = _norm_claim(" ".join(contexts))
     bad = []
     for i, v in enumerate(verdicts, 1):
         if not v.supported or not v.evidence.strip():
             continue
-        pieces = [_norm_claim(p) for p in _ELLIPSIS_RE.split(v.evidence)]
+        quote = _QUOTE_LABEL_RE.sub(" ", _QUOTE_TAG_RE.sub(" ", v.evidence))
+        pieces = [_norm_claim(p) for p in _ELLIPSIS_RE.split(quote)]
         if any(p and p not in haystack for p in pieces):
             bad.append(i)
     if bad:
