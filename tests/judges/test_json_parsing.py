@@ -136,3 +136,9 @@ def test_unknown_keys_are_kept() -> None:
 def test_nested_braces_inside_strings() -> None:
     reply = 'Result: {"claims": ["Use {x} and [y] carefully.", "a}b"]} end'
     assert parse_json(reply, CLAIMS) == {"claims": ["Use {x} and [y] carefully.", "a}b"]}
+
+
+def test_raw_newlines_inside_strings_are_accepted() -> None:
+    # small models under llama.cpp grammar decoding write raw newlines inside JSON strings
+    schema = {"type": "object", "properties": {"claims": {"type": "array", "items": {"type": "string"}}}}
+    assert parse_json('{"claims": ["a\nb", "c"]}', schema) == {"claims": ["a\nb", "c"]}

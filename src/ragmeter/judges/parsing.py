@@ -138,11 +138,13 @@ def _repair(candidate: str) -> str:
 
 
 def _loads(candidate: str) -> Any:
+    # strict=False: raw newlines and tabs inside strings, which small models under grammar
+    # decoding emit (llama.cpp's JSON grammar lets them through)
     try:
-        return json.loads(candidate)
+        return json.loads(candidate, strict=False)
     except ValueError:
         pass
-    return json.loads(_repair(candidate))
+    return json.loads(_repair(candidate), strict=False)
 
 
 def _candidates(text: str) -> Iterator[Any]:
