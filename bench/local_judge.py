@@ -10,7 +10,8 @@ correctness), answer length, context length. Figures are given on all rows and o
 part (ids whose split hash falls in the held-out 30%, never used to train the combiner).
 
 Speed: faithfulness + answer relevance + context relevance on WikiEval-sized English samples
-(and Chinese ones), samples/s and the share of time inside the embedding model.
+(and Chinese ones), samples/s, CPU time a sample and the share of time inside the embedding model,
+with the packaged verifier and without it (the features alone), interleaved in one run.
 
     python bench/local_judge.py [--data DIR] [--files GLOB] [--json] [--speed-only | --no-speed] [--limit N]
 """
@@ -26,12 +27,13 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from ragmeter.local import LocalJudge
 from ragmeter.local.embedders import default_embedder
+from ragmeter.local.verifier import OnnxVerifier
 from ragmeter.stats.agreement import agreement_summary
 from ragmeter.text import split_sentences, tokenize
 
@@ -236,18 +238,27 @@ async def _one(judge: LocalJudge, s: dict[str, Any]) -> None:
 
 
 async def speed(
-    samples: list[dict[str, Any]], label: str, repeats: int = 3, concurrency: int = 1
+    samples: list[dict[str, Any]],
+    label: str,
+    repeats: int = 3,
+    concurrency: int = 1,
+    verifier: Literal["packaged"] | None = "packaged",
 ) -> dict[str, Any]:
     """faithfulness + answer relevance + context relevance per sample, ``repeats`` passes.
 
     Each sample gets a fresh embedding cache (its own :class:`USEEmbedder`; the model is shared),
     so nothing is reused across samples (two pair variants share their contexts; a real dataset
     does not); within a sample the three metrics share it, as they do in a run. ``concurrency`` > 1
-    scores that many samples at once, as the runner does."""
+    scores that many samples at once, as the runner does. ``verifier``: the packaged verifier
+    (loaded once, without its result cache, so no pair is reused either) or None (the features
+    alone)."""
     from ragmeter.local.embedders import USEEmbedder
 
     default_embedder()
     await LocalJudge().embed(["warm-up"])
+    ver = OnnxVerifier(cache_size=0) if verifier == "packaged" else None
+    if ver is not None:
+        ver.entailment_sync(["warm-up"], ["warm-up"])
     timers: list[TimedEmbedder] = []
     sem = asyncio.Semaphore(concurrency)
 
@@ -255,7 +266,7 @@ async def speed(
         async with sem:
             timed = TimedEmbedder(USEEmbedder())
             timers.append(timed)
-            await _one(LocalJudge(timed), s)  # type: ignore[arg-type]
+            await _one(LocalJudge(timed, verifier=ver), s)  # type: ignore[arg-type]
 
     c0 = time.process_time()
     t0 = time.perf_counter()
@@ -267,11 +278,13 @@ async def speed(
     encoded = sum(t.inner.cache_info()["size"] for t in timers)
     return {
         "set": label,
+        "verifier": "packaged" if ver is not None else "none",
         "concurrency": concurrency,
         "samples": n,
         "wall_s": round(wall, 3),
         "samples_per_s": round(n / wall, 1),
         "cpu_s": round(cpu, 3),
+        "cpu_ms_per_sample": round(1000 * cpu / n, 1),
         "embed_share": round(model_s / wall, 3) if concurrency == 1 else None,
         "texts_encoded": encoded,
         "texts_encoded_per_sample": round(encoded / n, 1),
@@ -307,7 +320,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         out["quality"] = rows
     if not args.no_speed:
         sets = speed_sets(data)
-        out["speed"] = [await speed(s, k, concurrency=c) for k, s in sets.items() for c in (1, 8)]
+        # with and without the verifier, interleaved, so a ratio inside one run compares them
+        out["speed"] = [
+            await speed(s, k, concurrency=c, verifier=v)
+            for k, s in sets.items()
+            for c in (1, 8)
+            for v in ("packaged", None)
+        ]
     return out
 
 
@@ -330,8 +349,9 @@ def main() -> None:
     for s in out.get("speed", []):
         share = "" if s["embed_share"] is None else f", {s['embed_share']:.0%} of the time in the embedder"
         print(
-            f"\nspeed {s['set']}, concurrency {s['concurrency']}: {s['samples']} samples, {s['wall_s']} s, "
-            f"{s['samples_per_s']} samples/s, {s['cpu_s']} CPU-s{share}; "
+            f"\nspeed {s['set']}, verifier {s['verifier']}, concurrency {s['concurrency']}: {s['samples']} "
+            f"samples, {s['wall_s']} s, {s['samples_per_s']} samples/s, {s['cpu_s']} CPU-s "
+            f"({s['cpu_ms_per_sample']} ms a sample){share}; "
             f"{s['texts_encoded_per_sample']} texts encoded a sample; load average {s['load_average']}"
         )
 

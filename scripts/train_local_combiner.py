@@ -13,9 +13,15 @@ Data: shared/data/dev only, training split only (the held-out 30% of ids, chosen
   a capitalised name swapped for one from another record. These are negatives; they teach the
   number / name / negation features what the dev files rarely show.
 
-Features: :data:`ragmeter.local.support.SUPPORT_FEATURES`, standardised. L2-regularised logistic
-regression by Newton's method. Writes src/ragmeter/local/weights/support.json with its training
-record (files, split, seed, date, sizes, held-out metrics).
+Two combiners are fitted on the same examples, standardised features, L2-regularised logistic
+regression by Newton's method:
+
+- ``weights/support.json``: :data:`ragmeter.local.support.SUPPORT_FEATURES` plus ``entail``, the
+  packaged entailment verifier's probability (what the judge uses for English claims);
+- ``weights/support_plain.json``: the same features without ``entail`` (Chinese claims, or a judge
+  without the verifier).
+
+Each is written with its training record (files, split, seed, date, sizes, held-out metrics).
 
     python scripts/train_local_combiner.py [--data DIR] [--seed 0] [--l2 1.0] [--dry-run]
 """
@@ -26,6 +32,7 @@ import argparse
 import asyncio
 import importlib.util
 import json
+import math
 import random
 import re
 import sys
@@ -36,7 +43,7 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-WEIGHTS = ROOT / "src" / "ragmeter" / "local" / "weights" / "support.json"
+WEIGHTS = ROOT / "src" / "ragmeter" / "local" / "weights"
 
 _spec = importlib.util.spec_from_file_location("bench_local_judge", ROOT / "bench" / "local_judge.py")
 assert _spec and _spec.loader
@@ -47,7 +54,8 @@ _spec.loader.exec_module(bench)
 from ragmeter.local import LocalJudge  # noqa: E402
 from ragmeter.local.calibration import Combiner, fixed  # noqa: E402
 from ragmeter.local.claims import extract_claims  # noqa: E402
-from ragmeter.local.support import SUPPORT_FEATURES, index_contexts, support_features  # noqa: E402
+from ragmeter.local.support import ENTAIL, SUPPORT_FEATURES, claim_support, index_contexts  # noqa: E402
+from ragmeter.local.verifier import default_verifier  # noqa: E402
 from ragmeter.stats.agreement import agreement_summary  # noqa: E402
 
 PRIOR = fixed(
@@ -93,7 +101,10 @@ async def feature_rows(judge: LocalJudge, claims: list[str], contexts: list[str]
         return []
     emb = await judge.embed([*claims, *ctx.sentences])
     sims = emb[: len(claims)] @ emb[len(claims) :].T
-    return [support_features(c, ctx, sims[i]).values for i, c in enumerate(claims)]
+    return [f.values for f in await claim_support(claims, ctx, sims, default_verifier())]
+
+
+FEATURES = (*SUPPORT_FEATURES, ENTAIL)
 
 
 async def build(data: Path, seed: int, augment_share: float) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
@@ -122,19 +133,19 @@ async def build(data: Path, seed: int, augment_share: float) -> tuple[np.ndarray
             continue
         if label == 1.0:
             for c, row in zip(claims, rows, strict=True):
-                xs.append([row[f] for f in SUPPORT_FEATURES])
+                xs.append([row.get(f, math.nan) for f in FEATURES])
                 ys.append(1.0)
                 counts[f"{source}_pos"] += 1
                 if rng.random() < augment_share:
                     bad = perturb(c, names, rng)
                     if bad and bad != c:
                         prow = (await feature_rows(judge, [bad], contexts))[0]
-                        xs.append([prow[f] for f in SUPPORT_FEATURES])
+                        xs.append([prow.get(f, math.nan) for f in FEATURES])
                         ys.append(0.0)
                         counts["perturbed_neg"] += 1
         else:
             weakest = min(rows, key=PRIOR.probability)
-            xs.append([weakest[f] for f in SUPPORT_FEATURES])
+            xs.append([weakest.get(f, math.nan) for f in FEATURES])
             ys.append(0.0)
             counts[f"{source}_neg"] += 1
     return np.array(xs), np.array(ys), counts
@@ -163,7 +174,7 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[np.ndarray, float, np.
 
 
 async def heldout_metrics(data: Path, combiner: Combiner) -> dict[str, Any]:
-    judge = LocalJudge(support=combiner)
+    judge = LocalJudge(support=combiner, verifier="packaged" if ENTAIL in combiner.features else None)
     out: dict[str, Any] = {}
     scores: list[float | None] = []
     counts: list[float | None] = []
@@ -202,36 +213,44 @@ async def heldout_metrics(data: Path, combiner: Combiner) -> dict[str, Any]:
 async def main_async(args: argparse.Namespace) -> None:
     data = Path(args.data)
     x, y, counts = await build(data, args.seed, args.augment)
-    w, b, mean, scale = fit(x, y, args.l2)
-    record = {
-        "kind": "trained",
-        "version": "1",
-        "script": "scripts/train_local_combiner.py",
-        "data": ["shared/data/dev/begin_dev.jsonl", "shared/data/dev/halueval_dev.jsonl"],
-        "split": f"training ids only: bench/local_judge.is_heldout (salt {bench.SPLIT_SEED!r}, "
-        f"{bench.HELDOUT_SHARE:.0%} held out)",
-        "seed": args.seed,
-        "l2": args.l2,
-        "augment_share": args.augment,
-        "date": time.strftime("%Y-%m-%d"),
-        "examples": {**counts, "total": len(y), "positives": int(y.sum())},
-        "embedder": "use-multilingual-v3",
-    }
-    combiner = Combiner(
-        name="support",
-        features=SUPPORT_FEATURES,
-        weights=tuple(round(float(v), 6) for v in w),
-        bias=round(b, 6),
-        mean=tuple(round(float(v), 6) for v in mean),
-        scale=tuple(round(float(v), 6) for v in scale),
-        record=record,
-    )
-    record["heldout"] = await heldout_metrics(data, combiner)
-    combiner = Combiner.from_dict({**combiner.to_dict(), "record": record})
-    print(json.dumps(combiner.to_dict(), indent=1))
-    if not args.dry_run:
-        WEIGHTS.write_text(json.dumps(combiner.to_dict(), indent=1) + "\n", "utf-8")
-        print(f"wrote {WEIGHTS}")
+    keep = ~np.isnan(x).any(axis=1)  # claims the verifier did not read (none in these English files)
+    counts["without_verifier_dropped"] = int((~keep).sum())
+    x, y = x[keep], y[keep]
+    verifier = default_verifier()
+    for name, feats in (("support", FEATURES), ("support_plain", SUPPORT_FEATURES)):
+        cols = [FEATURES.index(f) for f in feats]
+        w, b, mean, scale = fit(x[:, cols], y, args.l2)
+        record = {
+            "kind": "trained",
+            "version": "2",
+            "script": "scripts/train_local_combiner.py",
+            "data": ["shared/data/dev/begin_dev.jsonl", "shared/data/dev/halueval_dev.jsonl"],
+            "split": f"training ids only: bench/local_judge.is_heldout (salt {bench.SPLIT_SEED!r}, "
+            f"{bench.HELDOUT_SHARE:.0%} held out)",
+            "seed": args.seed,
+            "l2": args.l2,
+            "augment_share": args.augment,
+            "date": time.strftime("%Y-%m-%d"),
+            "examples": {**counts, "total": len(y), "positives": int(y.sum())},
+            "embedder": "use-multilingual-v3",
+            "verifier": verifier.name if ENTAIL in feats and verifier is not None else None,
+        }
+        combiner = Combiner(
+            name=name,
+            features=feats,
+            weights=tuple(round(float(v), 6) for v in w),
+            bias=round(b, 6),
+            mean=tuple(round(float(v), 6) for v in mean),
+            scale=tuple(round(float(v), 6) for v in scale),
+            record=record,
+        )
+        record["heldout"] = await heldout_metrics(data, combiner)
+        combiner = Combiner.from_dict({**combiner.to_dict(), "record": record})
+        print(json.dumps(combiner.to_dict(), indent=1))
+        if not args.dry_run:
+            path = WEIGHTS / f"{name}.json"
+            path.write_text(json.dumps(combiner.to_dict(), indent=1) + "\n", "utf-8")
+            print(f"wrote {path}")
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter.errors import ConfigError
-from ragmeter.local import CrossEncoderSupport, LocalJudge
+from ragmeter.local import CrossEncoderSupport, LocalJudge, Verifier
 
 HAVE_TORCH = (
     importlib.util.find_spec("torch") is not None and importlib.util.find_spec("transformers") is not None
@@ -66,10 +66,12 @@ async def test_tiny_random_nli_model(tmp_path: Path) -> None:
     assert nli.entailment_sync(["the tower ."], ["the tower ."]) == nli.entailment_sync(
         ["the tower ."], ["the tower ."]
     )
-    judge = LocalJudge(nli=nli)
+    assert isinstance(nli, Verifier)
+    judge = LocalJudge(verifier=nli)
     (v,) = await judge.verify_claims(["The tower is in Paris."], ["The tower is in Paris."])
     assert v.confidence is not None and 0.0 <= v.confidence <= 1.0
-    assert judge.describe()["nli"]["name"] == "cross-encoder:nli"
+    assert judge.describe()["verifier"]["name"] == "cross-encoder:nli"
+    assert "entailment" in v.reason
 
 
 @pytest.mark.skipif(not HAVE_TORCH, reason="needs transformers and torch")

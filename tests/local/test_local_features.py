@@ -59,6 +59,20 @@ def test_filler_evasive_refusal() -> None:
     assert extract_claims("Is it red? It is red.") == ["It is red."]
 
 
+def test_leading_meta_sentences_are_not_claims() -> None:
+    assert extract_claims("Here is a summary of the article. The tower opened in 1889.") == [
+        "The tower opened in 1889."
+    ]
+    assert extract_claims("Sure, here is a brief overview: the tower is tall.") == ["The tower is tall."]
+    assert extract_claims("Based on the context, the tower is tall.") == ["The tower is tall."]
+    assert extract_claims("以下是本文的摘要。埃菲尔铁塔建于1889年。") == ["埃菲尔铁塔建于1889年。"]
+    # only leading ones: later in the answer such a sentence is kept as it is
+    assert extract_claims("The tower is tall. Here is a summary of the rest.") == [
+        "The tower is tall.",
+        "Here is a summary of the rest.",
+    ]
+
+
 def test_question_needs_and_types() -> None:
     needs = question_needs("Who directed Oppenheimer and who stars as J. Robert Oppenheimer in the film?")
     assert [n.answer_type for n in needs] == ["person", "person"]

@@ -1,15 +1,16 @@
 """The offline judge and its local models (no network, no key).
 
 :class:`LocalJudge` answers the metric steps with sentence embeddings and text analysis
-(docs/local-judge.md says how far to trust it). Users can plug in their own local models:
-a sentence-transformers folder (:class:`SentenceTransformerEmbedder`) and an NLI /
-cross-encoder folder (:class:`CrossEncoderSupport`)::
+and, for English claims, a small packaged entailment verifier (:class:`OnnxVerifier`; docs/local-judge.md
+says how far to trust it). Users can plug in their own local models: a sentence-transformers folder
+(:class:`SentenceTransformerEmbedder`) and an NLI / cross-encoder folder in place of the packaged
+verifier (:class:`CrossEncoderSupport`)::
 
     from ragmeter.local import CrossEncoderSupport, LocalJudge, SentenceTransformerEmbedder
 
     judge = LocalJudge(
         embedder=SentenceTransformerEmbedder("~/models/all-MiniLM-L6-v2"),
-        nli=CrossEncoderSupport("~/models/nli-deberta-v3-small"),
+        verifier=CrossEncoderSupport("~/models/nli-deberta-v3-small"),
     )
 """
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
         normalize_rows,
     )
     from ragmeter.local.judge import SUPPORTED_STEPS, LocalJudge
+    from ragmeter.local.verifier import OnnxVerifier, Verifier, default_verifier
 
 # imported on first use: an LLM judge that embeds locally needs the embedder, not the local judge
 __getattr__, __dir__ = lazy_exports(
@@ -45,6 +47,9 @@ __getattr__, __dir__ = lazy_exports(
         "normalize_rows": "ragmeter.local.embedders",
         "SUPPORTED_STEPS": "ragmeter.local.judge",
         "LocalJudge": "ragmeter.local.judge",
+        "OnnxVerifier": "ragmeter.local.verifier",
+        "Verifier": "ragmeter.local.verifier",
+        "default_verifier": "ragmeter.local.verifier",
     },
 )
 
@@ -54,9 +59,12 @@ __all__ = [
     "CrossEncoderSupport",
     "Embedder",
     "LocalJudge",
+    "OnnxVerifier",
     "SentenceTransformerEmbedder",
     "USEEmbedder",
+    "Verifier",
     "default_embedder",
+    "default_verifier",
     "load_combiner",
     "normalize_rows",
 ]

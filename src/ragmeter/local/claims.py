@@ -4,9 +4,11 @@ A claim is a statement: a sentence of the text (questions assert nothing and are
 clause of a long sentence joined by "; ", ", and", ", but",
 ", while", ", whereas" (English) or "；", "，但", "，而", "，并且" (Chinese) when each side is a statement of
 its own (at least three content words, or six ideographs). Sentences that state nothing are dropped:
-greetings and sign-offs ("Sure!", "I hope this helps.", "希望对你有帮助。") and first-person refusals
-("I don't know.", "我无法回答这个问题。"). So an evasive or purely conversational answer has no
-claims, and faithfulness is invalid with ``NoClaims`` rather than a guess. Text addressed to
+greetings and sign-offs ("Sure!", "I hope this helps.", "希望对你有帮助。"), first-person refusals
+("I don't know.", "我无法回答这个问题。") and leading sentences about the answer itself ("Here is a
+summary of the article.", "以下是本文的摘要。"); a leading "Based on the context, " is cut off.
+So an evasive or purely conversational answer has no claims, and faithfulness is invalid with
+``NoClaims`` rather than a guess. Text addressed to
 the evaluator is not a claim either: JSON objects and data tags are removed
 (:func:`~ragmeter.local.lexicon.remove_markup`) and a sentence is cut where an instruction to the
 evaluator starts (:func:`~ragmeter.local.lexicon.instruction_start`: "Ignore previous
@@ -31,6 +33,20 @@ _FIRST_PERSON_RE = re.compile(
     r"^\s*(?:i\b|i'm\b|sorry\b|unfortunately\b|as an ai\b|我|抱歉|对不起|很抱歉)", re.IGNORECASE
 )
 _LEADING_CONNECTIVE_RE = re.compile(r"^(?:and|but|while|whereas|although|though)\s+", re.IGNORECASE)
+# A leading sentence about the answer itself ("Here is a summary of the article.", "以下是本文的摘要。")
+# states nothing about the world; a leading "Based on the context, ..." is cut off the claim.
+_META_RE = re.compile(
+    r"^(?:(?:sure|certainly|okay|ok)[,!.]?\s+)?(?:here(?:'s| is| are)|below (?:is|are)|the following (?:is|are))\s+"
+    r"(?:a |an |the |my |some )?(?:brief |short |quick |concise |one-sentence |detailed |main |key )?"
+    r"(?:summary|summaries|overview|answer|explanation|rundown|breakdown|description|recap|list|points?)\b"
+    r"|^(?:以下是|下面是|这是).{0,20}(?:摘要|总结|概述|概要|回答|答案)[。:：！!]?$",
+    re.IGNORECASE,
+)
+_SOURCE_PREFIX_RE = re.compile(
+    r"^(?:based on|according to|as (?:stated|mentioned|described) in|from) (?:the |this )?(?:provided |given )?"
+    r"(?:context|information|text|passage|article|document|source|knowledge)s?,\s*",
+    re.IGNORECASE,
+)
 _MIN_CLAUSE_TERMS = 3
 _MIN_ZH_CLAUSE = 6
 
@@ -101,7 +117,17 @@ def extract_claims(text: str, *, question: str | None = None) -> list[str]:
     text = without_instructions(text or "")
     if _YES_NO_RE.match(text):
         return _yes_no_claim(text, question)
+    leading = True
     for sentence in split_sentences(text):
+        if leading and _META_RE.match(sentence.strip()):
+            rest = re.split(r"[:：]", sentence, maxsplit=1)[1:]  # "Here is a summary: <claim>"
+            if not rest or not rest[0].strip():
+                continue
+            sentence = rest[0]
+        leading = False
+        sentence = _SOURCE_PREFIX_RE.sub("", sentence.strip())
+        if sentence[:1].islower():
+            sentence = sentence[0].upper() + sentence[1:]
         if is_filler(sentence) or is_refusal(sentence):
             continue
         if not any(ch.isalnum() for ch in sentence) or sentence.rstrip("\"'”’)） ").endswith(("?", "？")):

@@ -1,14 +1,17 @@
-"""A user's own NLI / cross-encoder model (a local folder) as an extra support signal.
+"""A user's own NLI / cross-encoder model (a local folder) in place of the packaged verifier.
 
-No package ships an NLI model, so this is opt-in: point it at a folder with a Hugging Face
-sequence-classification model (``config.json``, weights, tokenizer files), e.g. an NLI model such as
-a DeBERTa or MiniLM cross-encoder fine-tuned on MNLI, downloaded by the user beforehand. Needs
-``pip install 'ragmeter[nli]'`` (transformers and torch); nothing is downloaded.
+The local judge ships its own verifier (:mod:`ragmeter.local.verifier`); this class lets a user
+put a bigger model in its place: a folder with a Hugging Face sequence-classification model
+(``config.json``, weights, tokenizer files), e.g. a DeBERTa or MiniLM cross-encoder fine-tuned on
+MNLI, downloaded by the user beforehand. Needs ``pip install 'ragmeter[nli]'`` (transformers and
+torch); nothing is downloaded. ``LocalJudge(verifier=CrossEncoderSupport(folder))``.
 
-The entailment probability of (premise = best-aligned context sentence, hypothesis = claim) is
+The entailment probability of (premise = a best-aligned context window, hypothesis = claim) is
 read from the label whose name contains "entail" (``config.id2label``), or, for a one-logit
-cross-encoder, the sigmoid of its score; ``entailment_label`` overrides the choice. The local
-judge averages it with its own support probability.
+cross-encoder, the sigmoid of its score; ``entailment_label`` overrides the choice. It feeds the
+combiner's ``entail`` feature exactly as the packaged verifier's probability does (the combiner's
+weights were fitted to the packaged verifier, so a model with a different calibration shifts the
+support probabilities).
 """
 
 from __future__ import annotations

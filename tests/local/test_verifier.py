@@ -1,0 +1,137 @@
+"""The packaged entailment verifier (int8 ONNX) and its use by the local judge."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ragmeter
+from ragmeter.errors import ConfigError
+from ragmeter.local import LocalJudge, OnnxVerifier, Verifier, default_verifier
+from ragmeter.local.support import ENTAIL, TOP_WINDOWS
+
+# Probabilities of the trained checkpoint in torch (fp32), printed by scripts/export_verifier.py.
+# The packaged model is int8 (per-channel weights): on 1,000 held-out NLI pairs its probabilities
+# differ from torch's by 0.0X on average (training_record.json, "export"); the tolerance here is TOL.
+REFERENCE: list[tuple[str, str, float]] = []
+TOL = 0.05
+
+
+@pytest.fixture(scope="module")
+def verifier() -> OnnxVerifier:
+    return default_verifier()
+
+
+def test_loads_from_the_installed_package_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_network(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the verifier tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    v = OnnxVerifier()
+    package = Path(ragmeter.__file__).resolve().parent
+    assert v.path.resolve().is_relative_to(package)
+    assert (v.path / "model.onnx").stat().st_size <= 25 * 1024 * 1024
+    assert v.entailment_sync(["The cat sat on the mat."], ["A cat sat on a mat."])[0] > 0.5
+    record = json.loads((v.path / "training_record.json").read_text("utf-8"))
+    assert record["script"] == "scripts/train_verifier.py" and record["data"]["sha256"]
+
+
+def test_matches_the_training_framework(verifier: OnnxVerifier) -> None:
+    assert len(REFERENCE) >= 6
+    got = verifier.entailment_sync([p for p, _, _ in REFERENCE], [h for _, h, _ in REFERENCE])
+    for (p, h, want), have in zip(REFERENCE, got, strict=True):
+        assert abs(have - want) <= TOL, (p, h, want, have)
+
+
+def test_entailment_contradiction_unrelated_order(verifier: OnnxVerifier) -> None:
+    premise = "The museum opened in 1998 and is closed on Mondays."
+    ent, con, unrel = verifier.entailment_sync(
+        [premise] * 3,
+        [
+            "The museum is closed on Mondays.",
+            "The museum is open on Mondays.",
+            "Bananas grow in tropical regions.",
+        ],
+    )
+    assert ent > 0.5 > max(con, unrel)
+    assert ent > con and ent > unrel
+
+
+async def test_calls_in_flight_are_batched_and_cached(verifier: OnnxVerifier) -> None:
+    pairs = [("The river is 300 km long.", f"The river is {n} km long.") for n in (100, 200, 300, 400)]
+    calls: list[int] = []
+    run = verifier._run
+
+    def counting(batch: list[tuple[str, str]]) -> list[float]:
+        calls.append(len(batch))
+        return run(batch)
+
+    v = OnnxVerifier(cache_size=0)
+    v._run = counting  # type: ignore[method-assign]
+    results = await asyncio.gather(*(v.entailment([p], [h]) for p, h in pairs))
+    assert sum(calls) == len(pairs) and len(calls) < len(pairs)
+    sync = verifier.entailment_sync([p for p, _ in pairs], [h for _, h in pairs])
+    assert [r[0] for r in results] == pytest.approx(sync, abs=1e-6)
+    assert max(sync) == sync[2]  # 300 km
+
+
+def test_bad_input_and_bad_folder(tmp_path: Path, verifier: OnnxVerifier) -> None:
+    with pytest.raises(ValueError, match="2 premises for 1 hypotheses"):
+        verifier.entailment_sync(["a", "b"], ["c"])
+    with pytest.raises(ConfigError, match=r"has no model\.onnx"):
+        OnnxVerifier(tmp_path)
+    (tmp_path / "model.onnx").write_bytes(b"not a model")
+    (tmp_path / "tokenizer.json").write_text("{}", "utf-8")
+    with pytest.raises(ConfigError, match="cannot load the verifier"):
+        OnnxVerifier(tmp_path).entailment_sync(["a"], ["b"])
+
+
+class _Recording:
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def entailment_sync(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
+        self.seen.extend(zip(premises, hypotheses, strict=True))
+        return [0.9] * len(premises)
+
+    async def entailment(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
+        return self.entailment_sync(premises, hypotheses)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+async def test_the_judge_reads_english_claims_through_their_best_windows() -> None:
+    rec = _Recording()
+    assert isinstance(rec, Verifier)
+    judge = LocalJudge(verifier=rec)
+    assert ENTAIL in judge.support.features and ENTAIL not in judge.support_plain.features
+    ctx = [
+        "The tower is in Paris. It was completed in 1889. It is 330 metres tall. Bananas are yellow.",
+        "埃菲尔铁塔位于巴黎。",
+    ]
+    en, zh = await judge.verify_claims(["The tower was completed in 1889.", "铁塔位于巴黎。"], ctx)
+    hyps = {h for _, h in rec.seen}
+    assert hyps == {"The tower was completed in 1889."}  # the Chinese claim is not read
+    assert len(rec.seen) == TOP_WINDOWS
+    assert "The tower is in Paris. It was completed in 1889. It is 330 metres tall." in {
+        p for p, _ in rec.seen
+    }
+    assert "entailment 0.90" in en.reason and "entailment" not in zh.reason
+    assert judge.describe()["verifier"] == {"name": "recording"}
+
+
+async def test_without_a_verifier_the_plain_combiner_scores() -> None:
+    judge = LocalJudge(verifier=None)
+    assert judge.verifier is None and judge.describe()["verifier"] is None
+    (v,) = await judge.verify_claims(["The tower is in Paris."], ["The tower is in Paris."])
+    assert v.confidence is not None and v.confidence > 0.5 and "entailment" not in v.reason
