@@ -41,6 +41,8 @@ import torch
 from tokenizers import Tokenizer
 from transformers import BertForSequenceClassification
 
+from ragmeter.stats.rank import roc_auc
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import verifier_data as vd
 
@@ -106,28 +108,9 @@ def predict(model: Any, enc: list[tuple[list[int], list[int]]], batch: int = 64)
     return out
 
 
-def auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """ROC AUC by the rank-sum formula (ties count one half)."""
-    pos, neg = scores[labels == 1], scores[labels == 0]
-    if len(pos) == 0 or len(neg) == 0:
-        return float("nan")
-    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
-    allv = np.concatenate([pos, neg])[order]
-    ranks = np.empty(len(allv))
-    i = 0
-    while i < len(allv):
-        j = i
-        while j + 1 < len(allv) and allv[j + 1] == allv[i]:
-            j += 1
-        ranks[i : j + 1] = (i + j) / 2 + 1
-        i = j + 1
-    r = np.empty(len(allv))
-    r[order] = ranks
-    return float((r[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
-
-
 def metrics(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    return {"n": len(y), "accuracy": float(((p >= 0.5) == (y == 1)).mean()), "auc": auc(p, y)}
+    auc = roc_auc(p, y) if 0 < y.sum() < len(y) else float("nan")
+    return {"n": len(y), "accuracy": float(((p >= 0.5) == (y == 1)).mean()), "auc": auc}
 
 
 def scored(model: Any, pairs: list[vd.Pair], enc: list[tuple[list[int], list[int]]]) -> dict[str, Any]:

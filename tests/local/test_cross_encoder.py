@@ -67,7 +67,7 @@ async def test_tiny_random_nli_model(tmp_path: Path) -> None:
         ["the tower ."], ["the tower ."]
     )
     assert isinstance(nli, Verifier)
-    judge = LocalJudge(verifier=nli)
+    judge = LocalJudge(verifier=nli, verify_band=(0.0, 1.0))  # read every claim
     (v,) = await judge.verify_claims(["The tower is in Paris."], ["The tower is in Paris."])
     assert v.confidence is not None and 0.0 <= v.confidence <= 1.0
     assert judge.describe()["verifier"]["name"] == "cross-encoder:nli"

@@ -23,7 +23,7 @@ CASES = [
     if line.strip()
 ]
 # the level reached by the packaged judge (verifier + combiner as committed), per language
-MIN_RIGHT = {"en": 0, "zh": 0}
+MIN_RIGHT = {"en": 28, "zh": 10}
 
 
 def right(case: dict[str, str], p: float) -> bool:

@@ -14,13 +14,32 @@ import pytest
 import ragmeter
 from ragmeter.errors import ConfigError
 from ragmeter.local import LocalJudge, OnnxVerifier, Verifier, default_verifier
-from ragmeter.local.support import ENTAIL, TOP_WINDOWS
+from ragmeter.local.support import ENTAIL, TOP_PREMISES, VERIFY_BAND
 
 # Probabilities of the trained checkpoint in torch (fp32), printed by scripts/export_verifier.py.
 # The packaged model is int8 (per-channel weights): on 1,000 held-out NLI pairs its probabilities
-# differ from torch's by 0.0X on average (training_record.json, "export"); the tolerance here is TOL.
-REFERENCE: list[tuple[str, str, float]] = []
-TOL = 0.05
+# differ from torch's by 0.028 on average (at most 0.39) and 96.8% of its decisions at 0.5 are
+# torch's (training_record.json, "export"). On these pairs the largest difference is 0.058; the
+# tolerance is 0.1.
+REFERENCE: list[tuple[str, str, float]] = [
+    (
+        "The Eiffel Tower was designed by the engineering company of Gustave Eiffel.",
+        "Gustave Eiffel's company designed the tower.",
+        0.8982,
+    ),
+    (
+        "The Eiffel Tower was designed by the engineering company of Gustave Eiffel.",
+        "The tower was designed by Thomas Edison.",
+        0.0445,
+    ),
+    ("The Eiffel Tower is a wrought-iron lattice tower in Paris.", "The tower is made of concrete.", 0.0741),
+    ("The company was founded in 1998 and employs 300 people.", "The company was founded in 1998.", 0.7072),
+    ("The company was founded in 1998 and employs 300 people.", "The company was founded in 2005.", 0.0569),
+    ("The bridge is not open to cars.", "Cars can use the bridge.", 0.0754),
+    ("Photosynthesis converts light energy into chemical energy.", "The museum opens at nine.", 0.0490),
+    ("She won the race in March.", "She did not win the race.", 0.1330),
+]
+TOL = 0.1
 
 
 @pytest.fixture(scope="module")
@@ -51,17 +70,13 @@ def test_matches_the_training_framework(verifier: OnnxVerifier) -> None:
 
 
 def test_entailment_contradiction_unrelated_order(verifier: OnnxVerifier) -> None:
-    premise = "The museum opened in 1998 and is closed on Mondays."
+    premise = "The company was founded in 1998 by Anna Lopez and is based in Denver."
     ent, con, unrel = verifier.entailment_sync(
         [premise] * 3,
-        [
-            "The museum is closed on Mondays.",
-            "The museum is open on Mondays.",
-            "Bananas grow in tropical regions.",
-        ],
+        ["The company is based in Denver.", "The company is based in Chicago.", "The river is long."],
     )
+    # a binary entailment model: the entailed claim on top, the other two both low
     assert ent > 0.5 > max(con, unrel)
-    assert ent > con and ent > unrel
 
 
 async def test_calls_in_flight_are_batched_and_cached(verifier: OnnxVerifier) -> None:
@@ -110,10 +125,10 @@ class _Recording:
         return {"name": self.name}
 
 
-async def test_the_judge_reads_english_claims_through_their_best_windows() -> None:
+async def test_the_judge_reads_english_claims_through_their_best_sentences() -> None:
     rec = _Recording()
     assert isinstance(rec, Verifier)
-    judge = LocalJudge(verifier=rec)
+    judge = LocalJudge(verifier=rec, verify_band=(0.0, 1.0))
     assert ENTAIL in judge.support.features and ENTAIL not in judge.support_plain.features
     ctx = [
         "The tower is in Paris. It was completed in 1889. It is 330 metres tall. Bananas are yellow.",
@@ -122,12 +137,26 @@ async def test_the_judge_reads_english_claims_through_their_best_windows() -> No
     en, zh = await judge.verify_claims(["The tower was completed in 1889.", "铁塔位于巴黎。"], ctx)
     hyps = {h for _, h in rec.seen}
     assert hyps == {"The tower was completed in 1889."}  # the Chinese claim is not read
-    assert len(rec.seen) == TOP_WINDOWS
-    assert "The tower is in Paris. It was completed in 1889. It is 330 metres tall." in {
-        p for p, _ in rec.seen
-    }
+    assert len(rec.seen) == TOP_PREMISES
+    # the sentence that states it, with the one before it: "It" refers back
+    assert rec.seen[0][0] == "The tower is in Paris. It was completed in 1889."
     assert "entailment 0.90" in en.reason and "entailment" not in zh.reason
     assert judge.describe()["verifier"] == {"name": "recording"}
+
+
+async def test_claims_the_features_decide_are_not_read() -> None:
+    rec = _Recording()
+    judge = LocalJudge(verifier=rec)
+    assert judge.verify_band == VERIFY_BAND
+    ctx = ["The tower is in Paris. It was completed in 1889."]
+    claims = ["The tower is in Paris.", "Bananas are grown by Chiquita in Ecuador."]
+    # without a verifier every claim gets the plain combiner's probability: both are decisive
+    plain = [v.confidence for v in await LocalJudge(verifier=None).verify_claims(claims, ctx)]
+    assert all(p is not None and not VERIFY_BAND[0] <= p <= VERIFY_BAND[1] for p in plain), plain
+    verdicts = await judge.verify_claims(claims, ctx)
+    assert rec.seen == [] and all("entailment" not in v.reason for v in verdicts)
+    with pytest.raises(ConfigError, match="verify_band"):
+        LocalJudge(verify_band=(0.8, 0.2))
 
 
 async def test_without_a_verifier_the_plain_combiner_scores() -> None:

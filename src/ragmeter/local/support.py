@@ -70,7 +70,7 @@ TOP_PREMISES = 1
 #: the verifier reads a claim only when the features alone leave it inside this band of
 #: probability (the plain combiner's): outside it the features are decisive and the verifier's
 #: cost is saved (docs/local-judge.md, "Verifier")
-VERIFY_BAND = (0.1, 0.9)
+VERIFY_BAND = (0.2, 0.8)
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ def premise_text(ctx: ContextIndex, i: int) -> str:
 class SupportFeatures:
     values: dict[str, float]
     best: int  # index of the best-aligned context sentence (-1: none)
-    top: tuple[int, ...] = ()  # the TOP_PREMISES best-aligned sentences, best first
+    top: tuple[int, ...] = ()  # the verifier's TOP_PREMISES sentences, best first
 
 
 def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> SupportFeatures:
@@ -178,8 +178,11 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         raise ValueError("no context sentences to verify against")
     covs = np.array([coverage(cf.terms, w) for w in ctx.windows], dtype=np.float64)
     align = 0.5 * sims + 0.5 * covs
-    top = tuple(int(i) for i in np.argsort(-align, kind="stable")[:TOP_PREMISES])
-    best = top[0]
+    best = int(np.argmax(align))
+    # the verifier's premises: aligned by the sentence's own terms (a window's terms are shared
+    # with its neighbours, so they cannot tell which of them states the claim)
+    own = np.array([coverage(cf.terms, f.terms) for f in ctx.features], dtype=np.float64)
+    top = tuple(int(i) for i in np.argsort(-(0.5 * sims + 0.5 * own), kind="stable")[:TOP_PREMISES])
     bf = ctx.features[best]
     cov_best = float(covs[best])
     num_missing = (
