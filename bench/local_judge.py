@@ -33,6 +33,7 @@ import numpy as np
 
 from ragmeter.local import LocalJudge
 from ragmeter.local.embedders import default_embedder
+from ragmeter.local.support import VERIFY_BAND
 from ragmeter.local.verifier import OnnxVerifier
 from ragmeter.stats.agreement import agreement_summary
 from ragmeter.text import split_sentences, tokenize
@@ -242,7 +243,7 @@ async def speed(
     label: str,
     repeats: int = 3,
     concurrency: int = 1,
-    verifier: Literal["packaged"] | None = "packaged",
+    verifier: Literal["packaged", "every-claim"] | None = "packaged",
 ) -> dict[str, Any]:
     """faithfulness + answer relevance + context relevance per sample, ``repeats`` passes.
 
@@ -251,12 +252,13 @@ async def speed(
     does not); within a sample the three metrics share it, as they do in a run. ``concurrency`` > 1
     scores that many samples at once, as the runner does. ``verifier``: the packaged verifier
     (loaded once, without its result cache, so no pair is reused either) or None (the features
-    alone)."""
+    alone); "every-claim" reads every English claim (``verify_band=(0, 1)``)."""
     from ragmeter.local.embedders import USEEmbedder
 
     default_embedder()
     await LocalJudge().embed(["warm-up"])
-    ver = OnnxVerifier(cache_size=0) if verifier == "packaged" else None
+    ver = OnnxVerifier(cache_size=0) if verifier is not None else None
+    band = (0.0, 1.0) if verifier == "every-claim" else VERIFY_BAND
     if ver is not None:
         ver.entailment_sync(["warm-up"], ["warm-up"])
     timers: list[TimedEmbedder] = []
@@ -266,7 +268,7 @@ async def speed(
         async with sem:
             timed = TimedEmbedder(USEEmbedder())
             timers.append(timed)
-            await _one(LocalJudge(timed, verifier=ver), s)  # type: ignore[arg-type]
+            await _one(LocalJudge(timed, verifier=ver, verify_band=band), s)  # type: ignore[arg-type]
 
     c0 = time.process_time()
     t0 = time.perf_counter()
@@ -278,7 +280,7 @@ async def speed(
     encoded = sum(t.inner.cache_info()["size"] for t in timers)
     return {
         "set": label,
-        "verifier": "packaged" if ver is not None else "none",
+        "verifier": verifier or "none",
         "concurrency": concurrency,
         "samples": n,
         "wall_s": round(wall, 3),
@@ -325,7 +327,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             await speed(s, k, concurrency=c, verifier=v)
             for k, s in sets.items()
             for c in (1, 8)
-            for v in ("packaged", None)
+            for v in ("packaged", None, *(("every-claim",) if args.verify_every_claim else ()))
         ]
     return out
 
@@ -338,6 +340,9 @@ def main() -> None:
     ap.add_argument("--files", default="*.jsonl", help="glob of dev files to score (default: all)")
     ap.add_argument("--speed-only", action="store_true")
     ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument(
+        "--verify-every-claim", action="store_true", help="also time the verifier reading every English claim"
+    )
     args = ap.parse_args()
     out = asyncio.run(main_async(args))
     if args.json:

@@ -18,12 +18,14 @@ regression by Newton's method:
 
 - ``weights/support.json``: :data:`ragmeter.local.support.SUPPORT_FEATURES` plus ``entail``, the
   packaged entailment verifier's probability (what the judge uses for English claims);
-- ``weights/support_plain.json``: the same features without ``entail`` (Chinese claims, or a judge
-  without the verifier).
+- ``weights/support_plain.json``: the same features without ``entail`` (Chinese claims, claims the
+  verifier does not read, or a judge without the verifier). Written only with ``--refit-plain``:
+  the committed one is the combiner as it was before the verifier (record version 1), kept so that
+  everything the verifier does not read scores exactly as before.
 
 Each is written with its training record (files, split, seed, date, sizes, held-out metrics).
 
-    python scripts/train_local_combiner.py [--data DIR] [--seed 0] [--l2 1.0] [--dry-run]
+    python scripts/train_local_combiner.py [--data DIR] [--seed 0] [--l2 1.0] [--dry-run] [--refit-plain]
 """
 
 from __future__ import annotations
@@ -215,7 +217,8 @@ async def main_async(args: argparse.Namespace) -> None:
     x, y, counts = await build(data, args.seed, args.augment)
     read = ~np.isnan(x).any(axis=1)  # claims the verifier read (it skips Chinese text)
     verifier = default_verifier()
-    for name, feats in (("support", FEATURES), ("support_plain", SUPPORT_FEATURES)):
+    fits = [("support", FEATURES)] + ([("support_plain", SUPPORT_FEATURES)] if args.refit_plain else [])
+    for name, feats in fits:
         cols = [FEATURES.index(f) for f in feats]
         rows = read if ENTAIL in feats else np.ones(len(y), dtype=bool)
         w, b, mean, scale = fit(x[rows][:, cols], y[rows], args.l2)
@@ -259,6 +262,7 @@ def main() -> None:
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--augment", type=float, default=0.5, help="share of positives that get a perturbed twin")
     ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--refit-plain", action="store_true", help="also rewrite support_plain.json (see above)")
     asyncio.run(main_async(ap.parse_args()))
 
 

@@ -70,7 +70,7 @@ TOP_PREMISES = 1
 #: the verifier reads a claim only when the features alone leave it inside this band of
 #: probability (the plain combiner's): outside it the features are decisive and the verifier's
 #: cost is saved (docs/local-judge.md, "Verifier")
-VERIFY_BAND = (0.2, 0.8)
+VERIFY_BAND = (0.3, 0.7)
 
 
 @dataclass(frozen=True)
