@@ -259,8 +259,8 @@ async def speed(
     await LocalJudge().embed(["warm-up"])
     ver = OnnxVerifier(cache_size=0) if verifier is not None else None
     band = (0.0, 1.0) if verifier == "every-claim" else VERIFY_BAND
-    if ver is not None:
-        ver.entailment_sync(["warm-up"], ["warm-up"])
+    for s in samples[:4]:  # warm-up, untimed: the verifier's first calls allocate its buffers
+        await _one(LocalJudge(USEEmbedder(), verifier=ver, verify_band=band), s)
     timers: list[TimedEmbedder] = []
     sem = asyncio.Semaphore(concurrency)
 

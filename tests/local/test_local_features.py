@@ -10,7 +10,7 @@ from ragmeter.local.claims import extract_claims, is_refusal
 from ragmeter.local.features import analyze, antonym_conflict, coverage, stem
 from ragmeter.local.lexicon import is_evasive, is_filler
 from ragmeter.local.relevance import answer_type, question_needs
-from ragmeter.local.support import SUPPORT_FEATURES
+from ragmeter.local.support import ENTAIL, SUPPORT_FEATURES
 
 
 @pytest.mark.parametrize(
@@ -85,9 +85,10 @@ def test_question_needs_and_types() -> None:
     assert len(question_needs("埃菲尔铁塔在哪里，以及它是什么时候建成的？")) == 2
 
 
-def test_packaged_support_combiner_has_a_training_record() -> None:
-    c = load_combiner("support")
-    assert c.features == SUPPORT_FEATURES
+@pytest.mark.parametrize("name", ["support", "support_plain"])
+def test_packaged_support_combiners_have_a_training_record(name: str) -> None:
+    c = load_combiner(name)
+    assert c.features == (SUPPORT_FEATURES if name == "support_plain" else (*SUPPORT_FEATURES, ENTAIL))
     rec = c.record
     assert rec["kind"] == "trained" and rec["seed"] == 0
     assert rec["script"] == "scripts/train_local_combiner.py"
@@ -97,6 +98,8 @@ def test_packaged_support_combiner_has_a_training_record() -> None:
     w = dict(zip(c.features, c.weights, strict=True))
     assert w["cov_best"] > 0 and w["bigram_cov"] > 0
     assert w["num_missing"] < 0 and w["ent_novel"] < 0 and w["neg_flip"] < 0
+    if name == "support":
+        assert w[ENTAIL] > 0 and rec["verifier"] == "verifier:minilm-l6-int8"
 
 
 def test_combiner_round_trip_and_errors() -> None:

@@ -60,7 +60,8 @@ class OnnxVerifier:
 
     ``path``: a folder with ``model.onnx`` (inputs ``input_ids``, ``attention_mask``,
     ``token_type_ids``; output ``logits`` of shape (batch, 1)) and ``tokenizer.json``; default:
-    the packaged verifier. ``threads``: onnxruntime intra-op threads (default: up to 2).
+    the packaged verifier. ``threads``: onnxruntime intra-op threads (default 1: the judge reads few
+    claims a sample and the embedder already keeps both cores busy; measured in docs/performance.md).
     """
 
     def __init__(
@@ -105,7 +106,7 @@ class OnnxVerifier:
                 try:
                     tok = Tokenizer.from_file(str(self.path / "tokenizer.json"))
                     opts = ort.SessionOptions()
-                    opts.intra_op_num_threads = self.threads or 2
+                    opts.intra_op_num_threads = self.threads or 1
                     opts.inter_op_num_threads = 1
                     # spinning worker threads cost several times their work on a busy machine
                     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -122,7 +123,8 @@ class OnnxVerifier:
 
     def _run(self, pairs: list[tuple[str, str]]) -> list[float]:
         tok, session = self._load()
-        encs = tok.encode_batch(pairs)
+        # one pair at a time: encode_batch would start a thread pool that spins on a busy machine
+        encs = [tok.encode(p, h) for p, h in pairs]
         order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
         out = np.zeros(len(pairs), dtype=np.float64)
         for start in range(0, len(order), self.batch_size):
