@@ -17,13 +17,13 @@ support probabilities).
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
+from ragmeter.local.verifier import check_batch_size, require_modules
 
 _INSTALL = "pip install 'ragmeter[nli]'  (transformers and torch)"
 
@@ -47,11 +47,8 @@ class CrossEncoderSupport:
             raise ConfigError(f"NLI / cross-encoder model path {str(self.path)!r} is not a folder")
         if not (self.path / "config.json").is_file():
             raise ConfigError(f"{str(self.path)!r} has no config.json: not a Hugging Face model folder")
-        for mod in ("transformers", "torch"):
-            if importlib.util.find_spec(mod) is None:
-                raise ConfigError(f"an NLI / cross-encoder model needs the {mod} package: {_INSTALL}")
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+        require_modules(("transformers", "torch"), "an NLI / cross-encoder model", _INSTALL)
+        check_batch_size(batch_size)
         self.entailment_label = entailment_label
         self.device = device
         self.batch_size = batch_size

@@ -50,6 +50,18 @@ class Verifier(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
+def require_modules(modules: Sequence[str], what: str, install: str) -> None:
+    """A ConfigError naming the first of ``modules`` that is not installed."""
+    for mod in modules:
+        if importlib.util.find_spec(mod) is None:
+            raise ConfigError(f"{what} needs the {mod} package: {install}")
+
+
+def check_batch_size(batch_size: int) -> None:
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+
+
 def packaged_model_dir() -> Path:
     """The folder of the packaged verifier (model.onnx, tokenizer.json, training_record.json)."""
     return Path(str(resources.files("ragmeter.local").joinpath("weights").joinpath("verifier")))
@@ -77,11 +89,8 @@ class OnnxVerifier:
         for name in ("model.onnx", "tokenizer.json"):
             if not (self.path / name).is_file():
                 raise ConfigError(f"verifier folder {str(self.path)!r} has no {name}")
-        for mod in ("onnxruntime", "tokenizers"):
-            if importlib.util.find_spec(mod) is None:
-                raise ConfigError(f"the verifier needs the {mod} package: {_INSTALL}")
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+        require_modules(("onnxruntime", "tokenizers"), "the verifier", _INSTALL)
+        check_batch_size(batch_size)
         if max_length < 8:
             raise ConfigError(f"max_length must be >= 8, got {max_length}")
         self.batch_size = batch_size
