@@ -10,17 +10,27 @@
     └── JudgeError               a judge call failed
         ├── RateLimitError       HTTP 429 (retryable; carries retry_after)
         ├── TransportError       timeout, connection error, HTTP 5xx (retryable)
-        └── JudgeOutputError     the reply could not be used (carries the raw reply)
-            ├── ReplyTruncated       cut off at max_tokens (finish_reason "length"), also after a retry
-            ├── IndexOutOfRange      an item or sentence number that the request does not have
-            ├── DuplicateIndex       one item given two different answers
-            ├── CountMismatch        more or fewer items than asked, not matchable to what was asked
-            ├── EvidenceNotFound     "supporting" evidence quoted that is not in the contexts
-            └── ScoreOutOfScale      a grade outside the rubric's scale
+        ├── JudgeOutputError     the reply could not be used (carries the raw reply)
+        │   ├── ReplyTruncated       cut off at max_tokens (finish_reason "length"), also after a retry
+        │   ├── IndexOutOfRange      an item or sentence number that the request does not have
+        │   ├── DuplicateIndex       one item given two different answers
+        │   ├── CountMismatch        more or fewer items than asked, not matchable to what was asked
+        │   ├── EvidenceNotFound     "supporting" evidence quoted that is not in the contexts
+        │   └── ScoreOutOfScale      a grade outside the rubric's scale
+        ├── EndpointError        the endpoint cannot serve the run: bad key, unknown model or
+        │                        route, not an OpenAI-compatible server, a structured-output mode
+        │                        it refuses (never retried; stops the run)
+        └── RequestRejected      the server refused this one request for good (never retried;
+            │                    that score is invalid, the run goes on)
+            ├── ContextTooLong   the prompt does not fit the model's context window
+            └── ContentFiltered  the provider's content filter refused the prompt or the reply
 
 A metric never turns one of these into NaN: the runner records a failed
 (sample, metric) job as an invalid :class:`~ragmeter.metrics.base.Score` that
-keeps the error kind, the message and the raw reply.
+keeps the error kind, the message and the raw reply. The exception is an
+:class:`EndpointError` (``fatal``): every later call would fail the same way, so
+the runner stops the run at once with the endpoint, the status and the server's
+own words, and what was already scored stays in the run store for ``--resume``.
 """
 
 from __future__ import annotations
@@ -28,6 +38,17 @@ from __future__ import annotations
 
 class RagmeterError(Exception):
     """Root of every error ragmeter raises on purpose."""
+
+
+def add_note(error: BaseException, note: str) -> None:
+    """``error.add_note(note)`` on Python 3.11+; the same ``__notes__`` list on 3.10 (the CLI
+    prints the notes under the message)."""
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+    else:  # pragma: no cover - Python 3.10
+        notes = list(getattr(error, "__notes__", []))
+        notes.append(note)
+        error.__notes__ = notes  # type: ignore[attr-defined]
 
 
 class ConfigError(RagmeterError):
@@ -86,6 +107,8 @@ class JudgeError(RagmeterError):
     """A judge call failed (after retries, where the failure was retryable)."""
 
     retryable: bool = False
+    #: True when retrying or going on with other samples cannot help: the run stops.
+    fatal: bool = False
 
     def __init__(self, message: str, *, raw: str | None = None) -> None:
         self.raw = raw
@@ -146,11 +169,90 @@ class ScoreOutOfScale(JudgeOutputError):
     """A grade outside the rubric's scale."""
 
 
+class EndpointError(JudgeError):
+    """The endpoint cannot serve this run, and retrying cannot change that.
+
+    ``reason`` is one of ``"auth"`` (401/403: the key), ``"model"`` (404 naming the model),
+    ``"route"`` (404/405: wrong base URL or path), ``"not_openai"`` (the server answers, but not in
+    the OpenAI API's shape: HTML, other JSON), ``"structured"`` (a structured-output mode the
+    server refuses, named explicitly with ``--structured``). ``endpoint`` is the base URL,
+    ``status`` the HTTP status (None when there was none), ``server_message`` the server's words.
+    """
+
+    fatal = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        endpoint: str | None = None,
+        status: int | None = None,
+        server_message: str | None = None,
+        raw: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.endpoint = endpoint
+        self.status = status
+        self.server_message = server_message
+        super().__init__(message, raw=raw)
+
+
+class RequestRejected(JudgeError):
+    """The server refused this request for good (a 4xx that is about the request, not the
+    endpoint): not retried; the score is invalid with the server's words and the run goes on."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        endpoint: str | None = None,
+        status: int | None = None,
+        server_message: str | None = None,
+        raw: str | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.status = status
+        self.server_message = server_message
+        super().__init__(message, raw=raw)
+
+
+class ContextTooLong(RequestRejected):
+    """The prompt (plus the reply budget) does not fit the model's context window.
+
+    ``prompt_tokens``: the size the server reported (else ragmeter's estimate); ``limit``: the
+    context length the server reported, when it said.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_tokens: int | None = None,
+        limit: int | None = None,
+        endpoint: str | None = None,
+        status: int | None = None,
+        server_message: str | None = None,
+        raw: str | None = None,
+    ) -> None:
+        self.prompt_tokens = prompt_tokens
+        self.limit = limit
+        super().__init__(message, endpoint=endpoint, status=status, server_message=server_message, raw=raw)
+
+
+class ContentFiltered(RequestRejected):
+    """The provider's content filter refused the prompt (HTTP 400) or cut the reply
+    (``finish_reason: "content_filter"``)."""
+
+
 __all__ = [
     "ConfigError",
+    "ContentFiltered",
+    "ContextTooLong",
     "CountMismatch",
     "DatasetError",
     "DuplicateIndex",
+    "EndpointError",
     "EvidenceNotFound",
     "IndexOutOfRange",
     "JudgeError",
@@ -158,6 +260,7 @@ __all__ = [
     "RagmeterError",
     "RateLimitError",
     "ReplyTruncated",
+    "RequestRejected",
     "RunError",
     "ScoreOutOfScale",
     "TransportError",

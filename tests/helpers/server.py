@@ -16,6 +16,9 @@
 - ``prefix_cache``: report ``usage.prompt_tokens_details.cached_tokens`` as a server with prefix
   caching would (vLLM, OpenAI): the longest prefix the prompt (messages' roles and contents, in
   order) shares with an earlier request, in whole blocks of ``prefix_block`` tokens.
+- ``replay``: a recorded server reply (``load_fixture(name)``, from ``tests/fixtures/servers``):
+  chat requests that use one of the fixture's ``when`` modes (or all, for ``"any"``) get its
+  status, content type and body, byte for byte, so the client meets the real servers' quirks.
 - Counters: ``total_requests``, ``by_status``, ``by_kind``, ``peak_in_flight``, ``requests`` (bodies),
   ``structured_modes`` (the mode each chat request used). A request whose client hangs up while it
   waits (latency or an injected timeout) stops counting as in flight at once and is counted as
@@ -36,11 +39,23 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from ragmeter.judges.providers.fake import hash_embedding
 
 Responder = Callable[[dict[str, Any]], str]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "servers"
+
+
+def load_fixture(name: str) -> dict[str, Any]:
+    """A recorded server reply: ``{server, source, when, status, body[, content_type]}``."""
+    fixture: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+    return fixture
+
+
+def fixture_names() -> list[str]:
+    return sorted(p.stem for p in FIXTURES.glob("*.json"))
 FAILURE_KINDS = ("429", "500", "malformed", "timeout", "invalid_content")
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
@@ -378,6 +393,7 @@ class FakeOpenAIServer:
         model: str = "fake-model",
         prefix_cache: bool = False,
         prefix_block: int = 16,
+        replay: dict[str, Any] | None = None,
     ) -> None:
         self.responder: Responder = responder or default_responder
         self.latency_s = latency_s
@@ -394,6 +410,7 @@ class FakeOpenAIServer:
         self.prefix_cache = prefix_cache
         self.prefix_block = max(1, int(prefix_block))
         self._prompts_seen: list[str] = []
+        self.replay = replay
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._forced: list[str] = []
@@ -526,6 +543,9 @@ class FakeOpenAIServer:
                 self.structured_modes.append(mode)
             if mode in self.reject_structured:
                 return _error(400, f"response_format {mode!r} is not supported by this server"), "rejected"
+            replay = self.replay
+            if replay is not None and (replay["when"] == "any" or mode in replay["when"]):
+                return _replayed(replay), "replayed"
         failure = self._choose_failure()
         if failure == "invalid_content" and not is_chat:
             failure = None
@@ -625,6 +645,12 @@ def _client_gone(sock: socket.socket | None) -> bool:
         return bool(readable) and not sock.recv(1, socket.MSG_PEEK)
     except (OSError, ValueError):
         return True
+
+
+def _replayed(fixture: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+    body = fixture["body"]
+    data = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
+    return int(fixture["status"]), {"Content-Type": fixture.get("content_type", "application/json")}, data
 
 
 def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:

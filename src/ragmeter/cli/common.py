@@ -218,9 +218,11 @@ def handle_errors(f: F) -> F:
             sys.exit(EXIT_BAD_INPUT)
         except (ConfigError, RunError) as e:
             click.echo(f"error: {e}", err=True)
+            _echo_notes(e)
             sys.exit(EXIT_BAD_INPUT)
         except RagmeterError as e:
             click.echo(f"error: {type(e).__name__}: {e}", err=True)
+            _echo_notes(e)
             sys.exit(EXIT_BAD_INPUT)
 
     return wrapper  # type: ignore[return-value]
@@ -269,6 +271,11 @@ def finish_gates(
     if failed and enforce:
         click.echo(f"{len(failed)} of {len(checks)} gate(s) failed", err=True)
         sys.exit(EXIT_GATE_FAILED)
+
+
+def _echo_notes(error: BaseException) -> None:
+    for note in getattr(error, "__notes__", ()):
+        click.echo(f"  {note}", err=True)
 
 
 def echo_json(obj: Any) -> None:

@@ -7,6 +7,12 @@ the provider call under ``timeout_s``; on :class:`RateLimitError` /
 full jitter (the semaphore slot is released while sleeping); any other :class:`JudgeError` raises at
 once. Every finished call (success, cache hit or final failure) is appended to the running job's
 :class:`CallLog` as a :class:`CallRecord`, and added to the client's running totals.
+
+Before each retry a :class:`RetryNotice` (error, attempt, next try in N s) goes to whoever listens
+(:data:`current_retry_listener`: the runner's progress display). A provider that still has to find
+out what the endpoint takes (``needs_settling(request)``: the structured-output mode in ``auto``)
+gets one request at a time until it knows: one lock per client, so concurrent first requests do not
+all probe the server.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import numpy as np
@@ -24,7 +31,15 @@ from ragmeter.judges.cache import LLMCache, NullCache, chat_key, embed_key, prov
 from ragmeter.judges.config import JudgeConfig
 from ragmeter.judges.limits import RateLimiter
 from ragmeter.judges.tokens import estimate_message_tokens, estimate_tokens, is_estimated
-from ragmeter.judges.types import CallRecord, ChatRequest, ChatResponse, Usage, record_call
+from ragmeter.judges.types import (
+    CallRecord,
+    ChatRequest,
+    ChatResponse,
+    RetryNotice,
+    Usage,
+    notify_retry,
+    record_call,
+)
 
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
@@ -69,6 +84,8 @@ class ModelClient:
         self._sem: asyncio.Semaphore | None = None
         self._sem_key: tuple[asyncio.AbstractEventLoop, int] | None = None
         self.run_concurrency = DEFAULT_CONCURRENCY
+        self._settle: asyncio.Lock | None = None
+        self._settle_loop: asyncio.AbstractEventLoop | None = None
         # running totals
         self.usage = Usage()
         self.calls = 0
@@ -144,6 +161,28 @@ class ModelClient:
             self._sem_key = key
         return self._sem
 
+    @asynccontextmanager
+    async def _settling(self, request: ChatRequest) -> AsyncIterator[None]:
+        """Hold the endpoint's settle lock while the provider still has to find out what the
+        endpoint takes; requests that wait for it go on freely once it knows."""
+        needs = getattr(self.provider, "needs_settling", None)
+        if not callable(needs) or not needs(request):
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        if self._settle is None or self._settle_loop is not loop:
+            self._settle, self._settle_loop = asyncio.Lock(), loop
+        lock = self._settle
+        await lock.acquire()
+        if not needs(request):  # settled while this one waited
+            lock.release()
+            yield
+            return
+        try:
+            yield
+        finally:
+            lock.release()
+
     def _backoff(self, attempt: int) -> float:
         cfg = self.config
         ceiling = min(cfg.backoff_max_s, cfg.backoff_base_s * (2 ** (attempt - 1)))
@@ -163,7 +202,10 @@ class ModelClient:
                 self.in_flight += 1
                 self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
                 try:
-                    return await asyncio.wait_for(fn(), timeout=cfg.timeout_s), attempt
+                    result = await asyncio.wait_for(fn(), timeout=cfg.timeout_s)
+                    if attempt > 1:
+                        notify_retry(None)
+                    return result, attempt
                 except asyncio.TimeoutError:
                     error = TransportError(f"{self.name}: request timed out after {cfg.timeout_s}s")
                 except (RateLimitError, TransportError) as e:
@@ -183,6 +225,7 @@ class ModelClient:
                 delay = max(delay, min(float(retry_after), cfg.backoff_max_s))
             self.retries += 1
             self.sleeps.append(delay)
+            notify_retry(RetryNotice(self.name, _short_error(error), attempt, cfg.max_retries + 1, delay))
             await self._sleep(delay)
 
     def _finish(self, record: CallRecord) -> None:
@@ -219,7 +262,8 @@ class ModelClient:
         est = estimate_message_tokens(request.messages) + (request.max_tokens or 0) // 4
         started = time.monotonic()
         try:
-            response, attempts = await self._call(lambda: self.provider.generate(request), est)
+            async with self._settling(request):
+                response, attempts = await self._call(lambda: self.provider.generate(request), est)
         except JudgeError as e:
             attempts = int(getattr(e, "attempts", 1))
             self._finish(
@@ -348,3 +392,17 @@ class ModelClient:
                 attempts=attempts,
             )
         )
+
+
+def _short_error(error: BaseException) -> str:
+    """``HTTP 500``, ``HTTP 429``, ``timeout``, ``connection error``... for the progress line."""
+    import re
+
+    text = str(error)
+    m = re.search(r"HTTP (\d{3})", text)
+    if m:
+        return f"HTTP {m.group(1)}"
+    for word in ("timed out", "connection error", "malformed response"):
+        if word in text:
+            return word
+    return type(error).__name__

@@ -15,7 +15,7 @@ attribute tokens to metrics without passing anything through the metric code.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -184,3 +184,31 @@ def record_call(record: CallRecord) -> None:
     log = current_call_log.get()
     if log is not None:
         log.add(record)
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """A call that failed and will be tried again: what the progress display shows while waiting.
+
+    ``endpoint``: the client's name; ``error``: the failure, short (``HTTP 500``, ``timeout``...);
+    ``attempt``: the attempt that failed (1-based) of ``max_attempts``; ``delay_s``: the wait before
+    the next try. ``None`` is sent when a call succeeds again after retries.
+    """
+
+    endpoint: str
+    error: str
+    attempt: int
+    max_attempts: int
+    delay_s: float
+
+
+#: Who hears about retries (the runner's progress display); None: nobody.
+current_retry_listener: contextvars.ContextVar[Callable[[RetryNotice | None], None] | None] = (
+    contextvars.ContextVar("ragmeter_current_retry_listener", default=None)
+)
+
+
+def notify_retry(notice: RetryNotice | None) -> None:
+    listener = current_retry_listener.get()
+    if listener is not None:
+        listener(notice)

@@ -1,5 +1,10 @@
 """Progress display for long runs: jobs/s, ETA, judge requests in flight, tokens, invalid count
-(rich, on stderr)."""
+(rich, on stderr).
+
+While a judge call waits to be retried, the bar's last column says so: the endpoint, the error,
+the attempt and when the next try goes out (``retrying: HTTP 500 from openai-compatible:m,
+attempt 2/7, next try in 3 s``); it clears when a call succeeds again.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ragmeter.judges.types import Usage
+from ragmeter.judges.types import RetryNotice, Usage
 
 
 class Progress:
@@ -29,6 +34,7 @@ class Progress:
         self.done = 0
         self.invalid = 0
         self.usage = Usage()
+        self.retry_status = ""  # what the bar shows while a call waits to be retried
         self._start = time.perf_counter()
         self._in_flight = in_flight
         self._bar: Any = None
@@ -55,13 +61,26 @@ class Progress:
                 *([TextColumn("in flight {task.fields[in_flight]}")] if in_flight is not None else []),
                 TextColumn("tokens {task.fields[tokens]}"),
                 TextColumn("invalid {task.fields[invalid]}"),
+                TextColumn("[yellow]{task.fields[status]}"),
                 console=Console(stderr=True),
                 transient=False,
             )
             self._bar.start()
             self._task = self._bar.add_task(
-                description, total=total, rate="", tokens=0, invalid=0, in_flight=0
+                description, total=total, rate="", tokens=0, invalid=0, in_flight=0, status=""
             )
+
+    def on_retry(self, notice: RetryNotice | None) -> None:
+        """A judge call failed and waits to be tried again (None: calls succeed again)."""
+        if notice is None:
+            self.retry_status = ""
+        else:
+            self.retry_status = (
+                f"retrying: {notice.error} from {notice.endpoint}, attempt {notice.attempt}/"
+                f"{notice.max_attempts}, next try in {notice.delay_s:.0f} s"
+            )
+        if self._bar is not None:
+            self._bar.update(self._task, status=self.retry_status)
 
     def advance(self, *, invalid: bool, usage: Usage) -> None:
         self.done += 1

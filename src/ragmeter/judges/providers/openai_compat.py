@@ -2,9 +2,17 @@
 Qwen/DashScope...) through the ``openai`` SDK, for chat and embeddings.
 
 The SDK's own retries are off (``max_retries=0``): :class:`~ragmeter.judges.client.ModelClient` owns
-retries, limits and the cache. SDK errors are mapped onto the ragmeter tree: 429 ->
-:class:`RateLimitError` (with Retry-After), 5xx / timeouts / connection errors / malformed bodies ->
-:class:`TransportError`, other 4xx -> :class:`JudgeError` (not retried) with the server's message.
+retries, limits and the cache. SDK errors are mapped onto the ragmeter tree (how each server words
+them: :mod:`ragmeter.judges.providers.replies`): 429 -> :class:`RateLimitError` (with Retry-After);
+5xx / timeouts / connection errors / truncated bodies -> :class:`TransportError` (retried); 401/403,
+404/405, HTML pages and replies without ``choices`` -> :class:`EndpointError` (the run stops at
+once); a context-length 400 -> :class:`ContextTooLong`, a content filter -> :class:`ContentFiltered`,
+other 4xx -> :class:`RequestRejected` (that request only, never retried).
+
+``structured="auto"`` tries :data:`AUTO_FALLBACK` in order and keeps the first mode the server
+takes (:meth:`needs_settling` lets the client send one probe at a time); a reply that rejects a
+mode moves to the next one, whether the server says so with 400/422 or, like llama-cpp-python,
+with a 500. A mode named explicitly and refused is an :class:`EndpointError`.
 """
 
 from __future__ import annotations
@@ -19,8 +27,28 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, JudgeError, JudgeOutputError, RateLimitError, TransportError
+from ragmeter.errors import (
+    ConfigError,
+    ContentFiltered,
+    ContextTooLong,
+    EndpointError,
+    JudgeError,
+    JudgeOutputError,
+    RateLimitError,
+    RequestRejected,
+    TransportError,
+)
 from ragmeter.judges.config import AUTO_FALLBACK, STRUCTURED_MODES
+from ragmeter.judges.providers.replies import (
+    body_text,
+    content_filtered,
+    context_overflow,
+    error_code,
+    looks_like_html,
+    rejects_mode,
+    server_message,
+    short,
+)
 from ragmeter.judges.tokens import EstimatedUsage, estimate_message_tokens, estimate_tokens
 from ragmeter.judges.types import ChatRequest, ChatResponse, Usage
 
@@ -32,7 +60,6 @@ DEFAULT_AZURE_API_VERSION = "2024-10-21"
 NO_KEY = "not-needed"
 
 _DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "azure": "AZURE_OPENAI_API_KEY"}
-_FORMAT_WORDS = ("response_format", "json_schema", "response format", "schema", "json_object", "format")
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
@@ -61,19 +88,6 @@ def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = 
     if when is None:
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def _server_message(err: Any) -> str:
-    body = getattr(err, "body", None)
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        if isinstance(inner, Mapping) and inner.get("message"):
-            return str(inner["message"])
-        if isinstance(inner, str):
-            return inner
-        if body.get("message"):
-            return str(body["message"])
-    return str(getattr(err, "message", "") or err)
 
 
 async def _close_at_loop_end(client: Any) -> AsyncGenerator[None, None]:
@@ -127,7 +141,8 @@ class OpenAICompatibleProvider:
             raise ConfigError(f"structured must be one of {', '.join(STRUCTURED_MODES)}; got {structured!r}")
         self.structured: str | None = structured
         self.timeout_s = timeout_s
-        self._mode: str | None = None  # working mode in auto; decided on first structured request
+        self._mode: str | None = None  # in auto: the mode to send (moves on when one is refused)
+        self._settled = False  # in auto: a request in self._mode succeeded
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._closer: AsyncGenerator[None, None] | None = None
@@ -177,7 +192,7 @@ class OpenAICompatibleProvider:
             "base_url": self.base_url,
             "structured": self.structured or "auto",
         }
-        if self.structured in (None, "auto") and self._mode:
+        if self.structured in (None, "auto") and self._settled and self._mode:
             d["structured_resolved"] = self._mode
         if self.name == "azure":
             d["api_version"] = self.api_version or DEFAULT_AZURE_API_VERSION
@@ -262,6 +277,15 @@ class OpenAICompatibleProvider:
         i = AUTO_FALLBACK.index(mode)
         return AUTO_FALLBACK[i + 1] if i + 1 < len(AUTO_FALLBACK) else None
 
+    def needs_settling(self, request: ChatRequest) -> bool:
+        """True while ``auto`` has not yet found the structured mode this endpoint takes: the
+        client lets one such request through at a time (it is the probe), the rest wait."""
+        return request.json_schema is not None and (self.structured or "auto") == "auto" and not self._settled
+
+    @property
+    def where(self) -> str:
+        return f"{self.name} ({self.base_url}, model {self.model})"
+
     async def generate(self, request: ChatRequest) -> ChatResponse:
         import openai
 
@@ -283,38 +307,68 @@ class OpenAICompatibleProvider:
             try:
                 resp = await client.chat.completions.create(**kwargs)
             except openai.APIStatusError as e:
-                nxt = self._next_auto_mode(mode) if request.json_schema is not None else None
-                if nxt is not None and e.status_code in (400, 422) and self._about_format(e):
-                    logger.warning(
-                        "%s %s rejected structured mode %r (%s); falling back to %r",
-                        self.name,
-                        self.base_url,
-                        mode,
-                        _server_message(e)[:200],
-                        nxt,
-                    )
-                    self._mode = mode = nxt
-                    continue
-                raise self._map_error(e) from e
+                msg = server_message(e)
+                if "response_format" in kwargs or "extra_body" in kwargs:
+                    if rejects_mode(e.status_code, msg):
+                        nxt = self._next_auto_mode(mode)
+                        if nxt is None:
+                            raise EndpointError(
+                                f"{self.where}: HTTP {e.status_code}: the server does not take structured "
+                                f"output mode {mode!r}: {short(msg)} (use --structured auto, or another mode)",
+                                reason="structured",
+                                endpoint=self.base_url,
+                                status=e.status_code,
+                                server_message=msg,
+                            ) from e
+                        logger.warning(
+                            "%s: HTTP %s to structured mode %r (%s); trying %r",
+                            self.where,
+                            e.status_code,
+                            mode,
+                            short(msg, 200),
+                            nxt,
+                        )
+                        self._mode = mode = nxt
+                        continue
+                raise self._map_error(e, request) from e
             except Exception as e:
-                raise self._map_error(e) from e
-            if (
-                request.json_schema is not None
-                and (self.structured or "auto") == "auto"
-                and self._mode != mode
-            ):
-                self._mode = mode
-                logger.info("%s %s: structured output mode %r works", self.name, self.base_url, mode)
-            return self._to_response(resp, request)
+                raise self._map_error(e, request) from e
+            response = self._to_response(resp, request)
+            if request.json_schema is not None and (self.structured or "auto") == "auto" and not self._settled:
+                self._mode, self._settled = mode, True
+                logger.warning("%s: structured output mode %r works; using it for this run", self.where, mode)
+            return response
 
     def _to_response(self, resp: Any, request: ChatRequest) -> ChatResponse:
         choices = getattr(resp, "choices", None)
+        if isinstance(resp, str) or choices is None:
+            # the SDK hands back the text of a non-JSON body, or a model without OpenAI's fields
+            body = resp if isinstance(resp, str) else str(resp)
+            what = "an HTML page" if looks_like_html(body) else "a reply without 'choices'"
+            raise EndpointError(
+                f"{self.where}: the server answered with {what}, not an OpenAI chat completion: "
+                f"{short(body, 200)} (is the base URL the server's OpenAI-compatible API, usually ending in /v1?)",
+                reason="not_openai",
+                endpoint=self.base_url,
+                status=200,
+                server_message=short(body),
+                raw=body[:2000],
+            )
         if not choices:
             raise JudgeOutputError(f"{self.name} returned no choices", raw=str(resp)[:2000])
         message = choices[0].message
         text = message.content
         if text is None:
             text = getattr(message, "refusal", None) or ""
+        finish_reason = getattr(choices[0], "finish_reason", None)
+        if finish_reason == "content_filter":
+            raise ContentFiltered(
+                f"{self.where}: the provider's content filter stopped the reply (finish_reason content_filter)",
+                endpoint=self.base_url,
+                status=200,
+                server_message="finish_reason: content_filter",
+                raw=text,
+            )
         usage_obj = getattr(resp, "usage", None)
         usage: Usage
         if usage_obj is not None and getattr(usage_obj, "prompt_tokens", None) is not None:
@@ -335,7 +389,7 @@ class OpenAICompatibleProvider:
             text=text,
             usage=usage,
             model=str(getattr(resp, "model", "") or self.model),
-            finish_reason=getattr(choices[0], "finish_reason", None),
+            finish_reason=finish_reason,
         )
 
     async def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, Usage]:
@@ -350,6 +404,16 @@ class OpenAICompatibleProvider:
             resp = await client.embeddings.create(**kwargs)
         except Exception as e:
             raise self._map_error(e) from e
+        if isinstance(resp, str) or getattr(resp, "data", None) is None:
+            body = resp if isinstance(resp, str) else str(resp)
+            raise EndpointError(
+                f"{self.where}: the server answered the embeddings request with something other than an "
+                f"OpenAI embeddings list: {short(body, 200)}",
+                reason="not_openai",
+                endpoint=self.base_url,
+                status=200,
+                server_message=short(body),
+            )
         data = sorted(resp.data, key=lambda d: d.index)
         if len(data) != len(batch):
             raise JudgeOutputError(f"{self.name} returned {len(data)} embeddings for {len(batch)} texts")
@@ -363,32 +427,16 @@ class OpenAICompatibleProvider:
 
     # -- errors -------------------------------------------------------------------------------
 
-    @staticmethod
-    def _about_format(err: Any) -> bool:
-        msg = _server_message(err).lower()
-        return any(w in msg for w in _FORMAT_WORDS)
-
-    def _map_error(self, err: BaseException) -> Exception:
+    def _map_error(self, err: BaseException, request: ChatRequest | None = None) -> Exception:
+        """The ragmeter error for an SDK error: retryable (429, 5xx, timeouts, connection, a broken
+        body), fatal for the run (:class:`EndpointError`), or final for this request only."""
         import openai
 
-        where = f"{self.name} ({self.base_url}, model {self.model})"
+        where = self.where
         if isinstance(err, (JudgeError, ConfigError)):
             return err
         if isinstance(err, openai.APIStatusError):
-            status = err.status_code
-            msg = _server_message(err)
-            headers = getattr(err.response, "headers", None)
-            retry_after = parse_retry_after(headers)
-            if status == 429:
-                return RateLimitError(f"{where}: HTTP 429: {msg}", retry_after=retry_after)
-            if status >= 500 or status == 408:
-                return TransportError(f"{where}: HTTP {status}: {msg}", retry_after=retry_after)
-            hint = ""
-            if status in (401, 403) and self.api_key_env:
-                hint = f" (check the API key in ${self.api_key_env})"
-            elif status == 404:
-                hint = f" (check the model name {self.model!r} and the base URL)"
-            return JudgeError(f"{where}: HTTP {status}: {msg}{hint}")
+            return self._map_status(err, request)
         if isinstance(err, openai.APITimeoutError):
             return TransportError(f"{where}: request timed out after {self.timeout_s}s")
         if isinstance(err, openai.APIConnectionError):
@@ -401,3 +449,64 @@ class OpenAICompatibleProvider:
         if isinstance(err, openai.OpenAIError):
             return JudgeError(f"{where}: {err}")
         return err if isinstance(err, Exception) else TransportError(f"{where}: {err!r}")
+
+    def _map_status(self, err: Any, request: ChatRequest | None) -> Exception:
+        where, status = self.where, int(err.status_code)
+        msg = server_message(err)
+        said = short(msg)
+        headers = getattr(err.response, "headers", None)
+        content_type = headers.get("content-type") if headers is not None else None
+        facts: dict[str, Any] = {"endpoint": self.base_url, "status": status, "server_message": msg}
+        if status == 429:
+            return RateLimitError(f"{where}: HTTP 429: {said}", retry_after=parse_retry_after(headers))
+        if looks_like_html(getattr(err.response, "text", None), content_type) and status not in (502, 503, 504):
+            return EndpointError(
+                f"{where}: HTTP {status} with an HTML page, not an OpenAI-compatible reply: {said} "
+                "(check the base URL: the server's OpenAI-compatible API usually ends in /v1)",
+                reason="route" if status in (404, 405) else "not_openai",
+                **facts,
+            )
+        if status >= 500 or status == 408:
+            return TransportError(f"{where}: HTTP {status}: {said}", retry_after=parse_retry_after(headers))
+        if status in (401, 403):
+            hint = (
+                f"check the API key in ${self.api_key_env}"
+                if self.api_key_env
+                else "this server wants an API key: name its variable with --api-key-env"
+            )
+            return EndpointError(
+                f"{where}: HTTP {status}: {said} ({hint})",
+                reason="auth",
+                **facts,
+            )
+        if status in (404, 405):
+            if "model" in msg.lower():
+                return EndpointError(
+                    f"{where}: HTTP {status}: {said} (check the model name {self.model!r}; "
+                    f"the server lists its models at GET {self.base_url}/models)",
+                    reason="model",
+                    **facts,
+                )
+            return EndpointError(
+                f"{where}: HTTP {status}: {said} (no such route: check the base URL, which usually ends in /v1)",
+                reason="route",
+                **facts,
+            )
+        overflow = context_overflow(f"{msg} {body_text(err)}")
+        if overflow is not None:
+            prompt_tokens, limit = overflow
+            if prompt_tokens is None and request is not None:
+                prompt_tokens = estimate_message_tokens(request.messages)
+                size = f"about {prompt_tokens} tokens (estimated)"
+            else:
+                size = f"{prompt_tokens} tokens"
+            budget = f" of {limit}" if limit else ""
+            return ContextTooLong(
+                f"{where}: HTTP {status}: the prompt ({size}) does not fit the context window{budget}: {said}",
+                prompt_tokens=prompt_tokens,
+                limit=limit,
+                **facts,
+            )
+        if content_filtered(msg, error_code(err)):
+            return ContentFiltered(f"{where}: HTTP {status}: refused by the content filter: {said}", **facts)
+        return RequestRejected(f"{where}: HTTP {status}: {said}", **facts)
