@@ -29,6 +29,21 @@ def make_console() -> Console:
     return console
 
 
+def _endpoint_line(judge: dict[str, object]) -> str:
+    """``endpoint URL  structured MODE  key from $VAR`` for an LLM judge ('' for the local one)."""
+    provider = judge.get("provider")
+    if not isinstance(provider, dict) or not provider.get("base_url"):
+        return ""
+    mode = provider.get("structured_resolved") or provider.get("structured")
+    parts = [f"[bold]endpoint[/bold] {provider['base_url']}", f"[bold]structured[/bold] {mode}"]
+    key = str(provider.get("api_key_from") or "")
+    if key.startswith("env:"):
+        parts.append(f"[bold]key from[/bold] ${key[4:]}")
+    elif key:
+        parts.append(f"[bold]key[/bold] {key}")
+    return "  ".join(parts)
+
+
 def render_result(result: Result, console: Console | None = None, *, max_problems: int = 10) -> None:
     console = console or make_console()
     judge = result.meta.get("judge", {}).get("name", "?")
@@ -38,6 +53,9 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
         f"[bold]samples[/bold] {result.n_samples}  [bold]skipped rows[/bold] {result.n_skipped}"
         + ("" if result.status == "finished" else f"  [bold red]status[/bold red] {result.status}")
     )
+    endpoint = _endpoint_line(result.meta.get("judge", {}))
+    if endpoint:
+        console.print(endpoint)
     table = Table(show_header=True, header_style="bold")
     table.add_column("metric")
     table.add_column("mean", justify="right")

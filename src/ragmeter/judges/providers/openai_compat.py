@@ -137,6 +137,11 @@ class OpenAICompatibleProvider:
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env or _DEFAULT_KEY_ENV.get(name)
         self._api_key = self._resolve_key(api_key, api_key_env)
+        #: where the key came from, for the run record (never the key itself): "env:VAR",
+        #: "argument" (passed in code) or "none" (a local server that needs no key)
+        self.api_key_source = (
+            "argument" if api_key else f"env:{self.api_key_env}" if self._api_key != NO_KEY else "none"
+        )
         if structured is not None and structured not in STRUCTURED_MODES:
             raise ConfigError(f"structured must be one of {', '.join(STRUCTURED_MODES)}; got {structured!r}")
         self.structured: str | None = structured
@@ -191,6 +196,7 @@ class OpenAICompatibleProvider:
             "model": self.model,
             "base_url": self.base_url,
             "structured": self.structured or "auto",
+            "api_key_from": self.api_key_source,
         }
         if self.structured in (None, "auto") and self._settled and self._mode:
             d["structured_resolved"] = self._mode
