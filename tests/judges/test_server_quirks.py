@@ -115,7 +115,9 @@ async def test_refused_explicit_mode_fails_fast_with_the_servers_words(
 
 
 @pytest.mark.parametrize("name", sorted(FATAL))
-async def test_fails_fast_on_what_retrying_cannot_fix(fake_openai_server: FakeOpenAIServer, name: str) -> None:
+async def test_fails_fast_on_what_retrying_cannot_fix(
+    fake_openai_server: FakeOpenAIServer, name: str
+) -> None:
     fixture = load_fixture(name)
     fake_openai_server.replay = fixture
     async with client_for(fake_openai_server) as client:
@@ -133,7 +135,9 @@ async def test_fails_fast_on_what_retrying_cannot_fix(fake_openai_server: FakeOp
 
 
 @pytest.mark.parametrize("name", sorted(CONTEXT))
-async def test_context_length_is_final_for_the_request(fake_openai_server: FakeOpenAIServer, name: str) -> None:
+async def test_context_length_is_final_for_the_request(
+    fake_openai_server: FakeOpenAIServer, name: str
+) -> None:
     fake_openai_server.replay = load_fixture(name)
     async with client_for(fake_openai_server) as client:
         with pytest.raises(ContextTooLong) as info:
@@ -179,7 +183,9 @@ async def test_retries_are_announced_to_the_progress_display(fake_openai_server:
     assert first is not None and first.error == "HTTP 500" and first.max_attempts == 4
     progress = Progress(10, enabled=False)
     progress.on_retry(first)
-    assert progress.retry_status.startswith("retrying: HTTP 500 from openai-compatible:fake-model, attempt 1/4")
+    assert progress.retry_status.startswith(
+        "retrying: HTTP 500 from openai-compatible:fake-model, attempt 1/4"
+    )
     assert "next try in" in progress.retry_status
     progress.on_retry(None)
     assert progress.retry_status == ""

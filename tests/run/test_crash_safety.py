@@ -76,7 +76,9 @@ def test_kill_9_then_resume(tmp_path: Path) -> None:
     data = write_data(tmp_path / "data.jsonl", N)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with FakeOpenAIServer(latency_s=0.05) as server:
-        clean = subprocess.run(evaluate_cmd(data, tmp_path / "clean", server.url), env=env, capture_output=True)
+        clean = subprocess.run(
+            evaluate_cmd(data, tmp_path / "clean", server.url), env=env, capture_output=True
+        )
         assert clean.returncode == 0, clean.stderr.decode()
         clean_requests = server.total_requests
         assert len(scores(tmp_path / "clean")) == N
@@ -147,7 +149,7 @@ def test_two_processes_share_one_store(tmp_path: Path) -> None:
             for k in range(2)
         ]
         results = [p.communicate(timeout=180) for p in procs]
-    for p, (stdout, stderr) in zip(procs, results, strict=True):
+    for p, (_, stderr) in zip(procs, results, strict=True):
         assert p.returncode == 0, stderr.decode()
     run_ids = {json.loads(stdout)["run_id"] for stdout, _ in results}
     assert len(run_ids) == 2

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -26,6 +27,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.judges.types import ChatRequest, ChatResponse, Usage
 
 SCHEMA_VERSION = 1
+logger = logging.getLogger("ragmeter.judges")
 
 
 def canonical_json(value: Any) -> str:
@@ -109,6 +111,21 @@ class LLMCache(NullCache):
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.write_error: str | None = None  # set when a write failed: the cache is read-only since
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        """One write; a failure (disk full, read-only file) is logged once and turns further writes
+        off: a reply that cannot be cached is still a good reply."""
+        if self.write_error is not None:
+            return
+        with self._lock:
+            try:
+                self._db().execute(sql, params)
+            except sqlite3.Error as e:
+                self.write_error = str(e)
+                logger.warning(
+                    "the LLM cache %s stopped taking writes (%s); going on without caching", self.path, e
+                )
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -131,19 +148,18 @@ class LLMCache(NullCache):
         )
 
     def put_chat(self, key: str, response: ChatResponse) -> None:
-        with self._lock:
-            self._db().execute(
-                "INSERT OR REPLACE INTO chat (key, text, usage, model, finish_reason, created)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    response.text,
-                    json.dumps(response.usage.to_dict()),
-                    response.model,
-                    response.finish_reason,
-                    time.time(),
-                ),
-            )
+        self._write(
+            "INSERT OR REPLACE INTO chat (key, text, usage, model, finish_reason, created)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                response.text,
+                json.dumps(response.usage.to_dict()),
+                response.model,
+                response.finish_reason,
+                time.time(),
+            ),
+        )
 
     def get_embedding(self, key: str) -> np.ndarray | None:
         with self._lock:
@@ -159,11 +175,10 @@ class LLMCache(NullCache):
 
     def put_embedding(self, key: str, vector: np.ndarray) -> None:
         v = np.asarray(vector, dtype="<f4").reshape(-1)
-        with self._lock:
-            self._db().execute(
-                "INSERT OR REPLACE INTO embedding (key, dim, vector, created) VALUES (?, ?, ?, ?)",
-                (key, int(v.shape[0]), v.tobytes(), time.time()),
-            )
+        self._write(
+            "INSERT OR REPLACE INTO embedding (key, dim, vector, created) VALUES (?, ?, ?, ?)",
+            (key, int(v.shape[0]), v.tobytes(), time.time()),
+        )
 
     def stats(self) -> dict[str, int]:
         with self._lock:

@@ -38,10 +38,11 @@ methods that write take the exact run id.
 from __future__ import annotations
 
 import secrets
+import shutil
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -58,6 +59,8 @@ SCHEMA_VERSION = 2
 DB_NAME = "runs.sqlite"
 STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed")
 _BUSY_TIMEOUT_MS = 30_000
+#: a run is not started (or resumed) with less free space than this on the store's disk
+MIN_FREE_BYTES = 16 * 1024 * 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -254,6 +257,15 @@ class RunStore:
                 raise RunError(f"cannot write to the run store {self.path}: {exc}") from exc
             try:
                 yield conn
+            except sqlite3.IntegrityError:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            except sqlite3.Error as exc:  # disk full, read-only file, I/O error: say so, no traceback
+                if conn.in_transaction:
+                    with suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                raise RunError(f"cannot write to the run store {self.path}: {exc}") from exc
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
@@ -309,6 +321,22 @@ class RunStore:
         return f"RunStore({str(self.directory)!r})"
 
     # ------------------------------------------------------------------ runs
+
+    def check_writable(self) -> None:
+        """RunError unless the store can take a run: enough free space on its disk (at least
+        :data:`MIN_FREE_BYTES`) and a write transaction that commits. Called before a run starts or
+        resumes, so a read-only or full disk is reported before any judge call."""
+        try:
+            free = shutil.disk_usage(self.directory).free
+        except OSError as exc:
+            raise RunError(f"cannot check the free space for the run store {self.path}: {exc}") from exc
+        if free < MIN_FREE_BYTES:
+            raise RunError(
+                f"the disk of the run store {self.directory} has only {free // 1024} KiB free (a run needs "
+                f"at least {MIN_FREE_BYTES // (1024 * 1024)} MiB); free some space or use another --out"
+            )
+        with self._tx() as c:
+            c.execute("UPDATE schema_version SET version = version")
 
     def create_run(self, run_id: str, meta: Mapping[str, Any]) -> None:
         """Start a run record with status ``running``. RunError if ``run_id`` exists."""
