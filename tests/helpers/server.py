@@ -20,6 +20,7 @@
   chat requests that use one of the fixture's ``when`` modes (or all, for ``"any"``) get its
   status, content type and body, byte for byte, so the client meets the real servers' quirks.
 - Counters: ``total_requests``, ``by_status``, ``by_kind``, ``peak_in_flight``, ``requests`` (bodies),
+  ``authorizations`` (the Authorization header of each request),
   ``structured_modes`` (the mode each chat request used). A request whose client hangs up while it
   waits (latency or an injected timeout) stops counting as in flight at once and is counted as
   status 499, so ``peak_in_flight`` is the number of requests clients were really waiting on.
@@ -432,6 +433,7 @@ class FakeOpenAIServer:
             self.by_kind: Counter[str] = Counter()
             self.requests: list[dict[str, Any]] = []
             self.structured_modes: list[str] = []
+            self.authorizations: list[str] = []  # the Authorization header of each POST
 
     def force(self, *kinds: str) -> None:
         """Fail the next requests with these kinds, in order (``"429"``, ``"500"``, ``"400"``,
@@ -680,6 +682,8 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = {"_unparseable": raw.decode("utf-8", "replace")}
             # the SDK sends extra_body keys at the top level; nothing to unwrap
+            with server._lock:
+                server.authorizations.append(self.headers.get("Authorization") or "")
             token = server._enter(body, self.connection)
             status, headers, data, kind = 500, {}, b"", "error"
             try:

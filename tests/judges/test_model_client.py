@@ -391,6 +391,7 @@ def test_provider_key_handling(monkeypatch: pytest.MonkeyPatch) -> None:
         "model": "m",
         "base_url": "http://127.0.0.1:1/v1",
         "structured": "auto",
+        "api_key_from": "none",
     }
     with pytest.raises(ConfigError, match="base URL"):
         OpenAICompatibleProvider("m")

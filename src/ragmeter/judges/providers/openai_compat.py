@@ -313,7 +313,7 @@ class OpenAICompatibleProvider:
             try:
                 resp = await client.chat.completions.create(**kwargs)
             except openai.APIStatusError as e:
-                msg = server_message(e)
+                msg = self._redact(server_message(e))
                 if "response_format" in kwargs or "extra_body" in kwargs:
                     if rejects_mode(e.status_code, msg):
                         nxt = self._next_auto_mode(mode)
@@ -349,7 +349,7 @@ class OpenAICompatibleProvider:
         choices = getattr(resp, "choices", None)
         if isinstance(resp, str) or choices is None:
             # the SDK hands back the text of a non-JSON body, or a model without OpenAI's fields
-            body = resp if isinstance(resp, str) else str(resp)
+            body = self._redact(resp if isinstance(resp, str) else str(resp))
             what = "an HTML page" if looks_like_html(body) else "a reply without 'choices'"
             raise EndpointError(
                 f"{self.where}: the server answered with {what}, not an OpenAI chat completion: "
@@ -411,7 +411,7 @@ class OpenAICompatibleProvider:
         except Exception as e:
             raise self._map_error(e) from e
         if isinstance(resp, str) or getattr(resp, "data", None) is None:
-            body = resp if isinstance(resp, str) else str(resp)
+            body = self._redact(resp if isinstance(resp, str) else str(resp))
             raise EndpointError(
                 f"{self.where}: the server answered the embeddings request with something other than an "
                 f"OpenAI embeddings list: {short(body, 200)}",
@@ -453,12 +453,17 @@ class OpenAICompatibleProvider:
         if isinstance(err, asyncio.TimeoutError):
             return TransportError(f"{where}: request timed out after {self.timeout_s}s")
         if isinstance(err, openai.OpenAIError):
-            return JudgeError(f"{where}: {err}")
+            return JudgeError(f"{where}: {self._redact(str(err))}")
         return err if isinstance(err, Exception) else TransportError(f"{where}: {err!r}")
+
+    def _redact(self, text: str) -> str:
+        """``text`` without the API key (a server may echo it in an error message)."""
+        key = self._api_key
+        return text.replace(key, "[API key]") if key and key != NO_KEY else text
 
     def _map_status(self, err: Any, request: ChatRequest | None) -> Exception:
         where, status = self.where, int(err.status_code)
-        msg = server_message(err)
+        msg = self._redact(server_message(err))
         said = short(msg)
         headers = getattr(err.response, "headers", None)
         content_type = headers.get("content-type") if headers is not None else None
