@@ -11,7 +11,6 @@ surrogate, so validation reports it against the exact row and field while every 
 from __future__ import annotations
 
 import csv
-import io
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -131,16 +130,16 @@ def read_json(path: Path, source: str) -> Iterator[Item]:
 
 
 def read_csv(path: Path, source: str, *, delimiter: str = ",") -> Iterator[Item]:
-    """A CSV (or TSV) file with a header line. Every cell is text; an empty cell is a missing value."""
+    """A CSV (or TSV) file with a header line. Every cell is text; an empty cell is a missing value.
+    Read as a stream: memory does not grow with the number of rows."""
     try:
-        data = path.read_bytes()
+        handle = path.open("r", encoding="utf-8-sig", errors="surrogateescape", newline="")
     except OSError as exc:
         raise DatasetError(f"cannot read file: {exc.strerror or exc}", file=source) from exc
-    text = data.decode("utf-8-sig", errors="surrogateescape")
     old_limit = csv.field_size_limit()
     csv.field_size_limit(2**31 - 1)  # long contexts exceed the default 128 KiB cell limit
     try:
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+        reader = csv.reader(handle, delimiter=delimiter)
         try:
             header = next(reader)
         except StopIteration:
@@ -187,6 +186,7 @@ def read_csv(path: Path, source: str, *, delimiter: str = ",") -> Iterator[Item]
             yield record_no, record
     finally:
         csv.field_size_limit(old_limit)
+        handle.close()
 
 
 def is_dataframe(obj: Any) -> bool:

@@ -14,6 +14,7 @@ Every malformed line raises :class:`~ragmeter.errors.DatasetError` naming the fi
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -28,15 +29,23 @@ Qrels = dict[str, dict[str, int]]
 
 
 def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Non-blank, non-comment lines with their 1-based numbers; a BOM is dropped, a byte that is not
+    UTF-8 is a DatasetError naming the line (streamed: any file size)."""
     p = Path(path)
+    if p.is_dir():
+        raise DatasetError("is a directory, not a file", file=str(p))
     try:
-        fh = p.open(encoding="utf-8")
+        fh = p.open("rb")
     except OSError as e:
         raise DatasetError(f"cannot read: {e.strerror or e}", file=str(p)) from e
     with fh:
-        for n, line in enumerate(fh, start=1):
+        for n, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                raise DatasetError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=str(p), row=n) from None
             if line.strip() and not line.lstrip().startswith("#"):
-                yield n, line.rstrip("\n")
+                yield n, line.rstrip("\r\n")
 
 
 def read_trec_run(path: str | Path) -> Run:
@@ -57,8 +66,8 @@ def read_trec_run(path: str | Path) -> Run:
             raise DatasetError(
                 f"score {score_text!r} is not a number", file=str(path), row=n, field="score"
             ) from None
-        if score != score:  # NaN
-            raise DatasetError("score is NaN", file=str(path), row=n, field="score")
+        if not math.isfinite(score):
+            raise DatasetError(f"score {score_text!r} is not a finite number", file=str(path), row=n, field="score")
         docs = run.setdefault(qid, {})
         if docid in docs:
             raise DatasetError(f"docid {docid!r} appears twice for query {qid!r}", file=str(path), row=n)
@@ -91,7 +100,7 @@ def read_qrels(path: str | Path) -> Qrels:
             )
         try:
             grade = int(float(grade_text))
-        except ValueError:
+        except (ValueError, OverflowError):  # not a number; NaN; infinite
             if first:  # a header line such as "query-id corpus-id score"
                 first = False
                 continue
@@ -113,6 +122,8 @@ def read_queries(path: str | Path) -> dict[str, str]:
                 obj = json.loads(line)
             except ValueError as e:
                 raise DatasetError(f"invalid JSON: {e}", file=str(path), row=n) from None
+            except RecursionError:
+                raise DatasetError("invalid JSON: nested too deeply", file=str(path), row=n) from None
             qid = obj.get("_id", obj.get("id")) if isinstance(obj, dict) else None
             text = obj.get("text") if isinstance(obj, dict) else None
             if qid is None or not isinstance(text, str):
