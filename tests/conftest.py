@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from helpers.server import FakeOpenAIServer
+
+# Hypothesis: modest example counts keep the default suite fast ("default"); HYPOTHESIS_PROFILE=thorough
+# searches much longer. No example database is written into the working tree.
+_HEALTH = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large]
+settings.register_profile(
+    "default", max_examples=25, deadline=None, database=None, suppress_health_check=_HEALTH
+)
+settings.register_profile(
+    "thorough", max_examples=1000, deadline=None, database=None, suppress_health_check=_HEALTH
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture
