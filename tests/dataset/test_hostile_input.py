@@ -247,3 +247,49 @@ def test_nan_and_infinity_are_missing_values_or_problems_never_numbers(tmp_path:
 
 def test_every_problem_is_a_ragmeter_error() -> None:
     assert issubclass(DatasetErrors, RagmeterError)
+
+
+_STREAM_CHILD = r"""
+import json, resource, sys
+from pathlib import Path
+from ragmeter.dataset.readers import read_csv, read_jsonl
+path = Path(sys.argv[1])
+reader = read_jsonl if path.suffix == ".jsonl" else read_csv
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+n = sum(1 for _ in reader(path, str(path)))
+print(json.dumps({"rows": n, "growth_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}))
+"""
+
+
+def _stream_growth(path: Path) -> dict[str, int]:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _STREAM_CHILD, str(path)], capture_output=True, text=True, check=True
+    )
+    result: dict[str, int] = json.loads(out.stdout)
+    return result
+
+
+def _big_files(directory: Path, rows: int) -> list[Path]:
+    jsonl, csv_path = directory / "big.jsonl", directory / "big.csv"
+    with jsonl.open("w") as fj, csv_path.open("w") as fc:
+        fc.write("question,answer,contexts\n")
+        for i in range(rows):
+            fj.write(
+                f'{{"question": "Q{i}?", "answer": "Answer {i}.", "contexts": ["Context number {i}."]}}\n'
+            )
+            fc.write(f"Q{i}?,Answer {i}.,Context number {i}.\n")
+    return [jsonl, csv_path]
+
+
+@pytest.mark.parametrize("rows", [100_000, pytest.param(1_000_000, marks=pytest.mark.slow)])
+def test_readers_stream_with_bounded_memory(rows: int, tmp_path: Path) -> None:
+    """Peak RSS while a reader yields every row stays far below the file's size (bench/reader_memory.py
+    measures the same at 1 million rows)."""
+    for path in _big_files(tmp_path, rows):
+        result = _stream_growth(path)
+        assert result["rows"] == rows
+        size_kib = path.stat().st_size // 1024
+        assert result["growth_kib"] < min(16 * 1024, size_kib // 4), (path.name, result, size_kib)
