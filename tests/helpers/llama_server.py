@@ -13,9 +13,11 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def smollm_gguf() -> Path | None:
@@ -66,3 +68,19 @@ def llama_server(n_ctx: int = 8192, start_timeout_s: float = 180) -> Iterator[st
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def invalid_scores(result: Any, metrics: Sequence[str]) -> tuple[int, Counter[str], list[str]]:
+    """(scores, invalid count per error kind, a line per invalid score) of a run's result."""
+    kinds: Counter[str] = Counter()
+    examples: list[str] = []
+    total = 0
+    for m in metrics:
+        for s in result.scores(m):
+            if s is None:
+                continue
+            total += 1
+            if not s.valid:
+                kinds[s.error.kind] += 1
+                examples.append(f"{m}: {s.error.kind}: {s.error.message[:200]}")
+    return total, kinds, examples

@@ -12,13 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from helpers.llama_server import llama_server, missing
+from helpers.llama_server import invalid_scores, llama_server, missing
 from ragmeter.judges import JudgeConfig, ModelClient, OpenAICompatibleProvider
 from ragmeter.judges.types import ChatRequest, Message
 
@@ -94,17 +93,7 @@ def test_five_core_metrics_with_structured_auto(llama_url: str, tmp_path: Path) 
 
     started = time.monotonic()
     result = asyncio.run(run())
-    kinds: Counter[str] = Counter()
-    examples: list[str] = []
-    total = 0
-    for m in CORE:
-        for s in result.scores(m):  # type: ignore[attr-defined]
-            if s is None:
-                continue
-            total += 1
-            if not s.valid:
-                kinds[s.error.kind] += 1
-                examples.append(f"{m}: {s.error.kind}: {s.error.message[:200]}")
+    total, kinds, examples = invalid_scores(result, CORE)
     with RunStore(tmp_path) as store:
         provider = store.get_run("latest").meta["judge"]["provider"]
     report = {

@@ -13,11 +13,12 @@ import asyncio
 import json
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from helpers.llama_server import invalid_scores
 
 pytestmark = pytest.mark.slow
 
@@ -87,17 +88,7 @@ def test_whole_metric_set_on_smollm2_with_constrained_decoding(smollm_url: str) 
 
     started = time.monotonic()
     result = asyncio.run(run())
-    kinds: Counter[str] = Counter()
-    examples: list[str] = []
-    total = 0
-    for m in ALL_METRICS:
-        for s in result.scores(m):  # type: ignore[attr-defined]
-            if s is None:
-                continue
-            total += 1
-            if not s.valid:
-                kinds[s.error.kind] += 1
-                examples.append(f"{m}: {s.error.kind}: {s.error.message[:200]}")
+    total, kinds, examples = invalid_scores(result, ALL_METRICS)
     invalid = sum(kinds.values())
     report = {
         "rows": len(data),

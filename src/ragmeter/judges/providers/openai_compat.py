@@ -345,21 +345,24 @@ class OpenAICompatibleProvider:
                 logger.warning("%s: structured output mode %r works; using it for this run", self.where, mode)
             return response
 
+    def _not_openai(self, resp: Any, expected: str, field: str) -> EndpointError:
+        body = self._redact(resp if isinstance(resp, str) else str(resp))
+        what = "an HTML page" if looks_like_html(body) else f"a reply without {field}"
+        return EndpointError(
+            f"{self.where}: the server answered with {what}, not an OpenAI {expected}: {short(body, 200)} "
+            "(is the base URL the server's OpenAI-compatible API, usually ending in /v1?)",
+            reason="not_openai",
+            endpoint=self.base_url,
+            status=200,
+            server_message=short(body),
+            raw=body[:2000],
+        )
+
     def _to_response(self, resp: Any, request: ChatRequest) -> ChatResponse:
         choices = getattr(resp, "choices", None)
         if isinstance(resp, str) or choices is None:
             # the SDK hands back the text of a non-JSON body, or a model without OpenAI's fields
-            body = self._redact(resp if isinstance(resp, str) else str(resp))
-            what = "an HTML page" if looks_like_html(body) else "a reply without 'choices'"
-            raise EndpointError(
-                f"{self.where}: the server answered with {what}, not an OpenAI chat completion: "
-                f"{short(body, 200)} (is the base URL the server's OpenAI-compatible API, usually ending in /v1?)",
-                reason="not_openai",
-                endpoint=self.base_url,
-                status=200,
-                server_message=short(body),
-                raw=body[:2000],
-            )
+            raise self._not_openai(resp, "chat completion", "'choices'")
         if not choices:
             raise JudgeOutputError(f"{self.name} returned no choices", raw=str(resp)[:2000])
         message = choices[0].message
@@ -411,15 +414,7 @@ class OpenAICompatibleProvider:
         except Exception as e:
             raise self._map_error(e) from e
         if isinstance(resp, str) or getattr(resp, "data", None) is None:
-            body = self._redact(resp if isinstance(resp, str) else str(resp))
-            raise EndpointError(
-                f"{self.where}: the server answered the embeddings request with something other than an "
-                f"OpenAI embeddings list: {short(body, 200)}",
-                reason="not_openai",
-                endpoint=self.base_url,
-                status=200,
-                server_message=short(body),
-            )
+            raise self._not_openai(resp, "embeddings list", "'data'")
         data = sorted(resp.data, key=lambda d: d.index)
         if len(data) != len(batch):
             raise JudgeOutputError(f"{self.name} returned {len(data)} embeddings for {len(batch)} texts")
