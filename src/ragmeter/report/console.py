@@ -56,6 +56,9 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
     endpoint = _endpoint_line(result.meta.get("judge", {}))
     if endpoint:
         console.print(endpoint)
+    error = (result.meta.get("summary") or {}).get("error")
+    if result.status == "failed" and error:
+        console.print(f"[bold red]failed:[/bold red] {escape(str(error))}")
     table = Table(show_header=True, header_style="bold")
     table.add_column("metric")
     table.add_column("mean", justify="right")
