@@ -454,7 +454,7 @@ class FakeOpenAIServer:
         if self._httpd is not None:
             return self
         handler = _make_handler(self)
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler, bind_and_activate=False)
+        httpd = _QuietServer(("127.0.0.1", 0), handler, bind_and_activate=False)
         httpd.daemon_threads = True
         httpd.block_on_close = False
         httpd.request_queue_size = 512
@@ -636,6 +636,18 @@ class FakeOpenAIServer:
 
 
 _REAPED = object()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (a killed process, a cancelled request) is normal here: no traceback
+    on stderr for it (tests read stderr)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
 
 
 def _client_gone(sock: socket.socket | None) -> bool:

@@ -113,3 +113,13 @@ def test_no_judge_offers_offline_and_offline_works(tmp_path: Path) -> None:
         ]
     )
     assert code == 2 and "--resume" in err and "--overwrite" in err
+
+
+def test_generate_stops_at_once_on_an_unusable_endpoint(tmp_path: Path, fake_openai_server) -> None:  # type: ignore[no-untyped-def]
+    from helpers.server import load_fixture
+
+    fake_openai_server.replay = load_fixture("vllm_404_model")
+    code, _, err = _run(["generate", str(DOCS / "en"), "--out", str(tmp_path / "ts.jsonl"), "--n", "6",
+                         *_judge(fake_openai_server)])  # fmt: skip
+    assert code == 2 and "EndpointError" in err and "does not exist" in err and "Traceback" not in err
+    assert fake_openai_server.total_requests <= 4  # the tasks in flight, not every task

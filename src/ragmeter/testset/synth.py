@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmeter.errors import ConfigError, JudgeOutputError
+from ragmeter.errors import ConfigError, EndpointError, JudgeOutputError
 from ragmeter.judges.parsing import parse_json
 from ragmeter.judges.prompts import Prompt
 from ragmeter.judges.types import ChatRequest, Message
@@ -173,7 +173,7 @@ async def run_task(judge: Any, task: Task, opts: SynthOptions) -> TaskOutcome:
                 "language": _language(lang, prompt.lang),
             }
         pairs = _items(await ask(client, prompt, values))
-    except ConfigError:
+    except (ConfigError, EndpointError):  # the endpoint cannot serve any task: stop
         raise
     except Exception as e:  # a judge failure loses this task only; it is recorded
         outcome.error = f"{type(e).__name__}: {e}"
@@ -195,6 +195,8 @@ async def run_task(judge: Any, task: Task, opts: SynthOptions) -> TaskOutcome:
     if opts.verify and outcome.candidates:
         try:
             verdicts = await judge.verify_claims([c.answer for c in outcome.candidates], contexts, lang=lang)
+        except EndpointError:
+            raise
         except Exception as e:
             outcome.error = f"verify_claims failed: {type(e).__name__}: {e}"
             outcome.drop("unverified", len(outcome.candidates))
@@ -225,7 +227,7 @@ async def _answerable_closed_book(judge: Any, client: Any, c: Candidate, opts: S
             return False
         verdicts = await judge.verify_claims([c.answer], [answer], lang=c.lang)
         return bool(verdicts and verdicts[0].supported)
-    except ConfigError:
+    except (ConfigError, EndpointError):  # the endpoint cannot serve any task: stop
         raise
     except Exception:
         return False  # cannot tell: keep the question
