@@ -454,7 +454,9 @@ class OpenAICompatibleProvider:
     def _redact(self, text: str) -> str:
         """``text`` without the API key (a server may echo it in an error message)."""
         key = self._api_key
-        return text.replace(key, "[API key]") if key and key != NO_KEY else text
+        if not key or key == NO_KEY or len(key) < 8:  # a toy key of a few letters would mangle any text
+            return text
+        return text.replace(key, "[API key]")
 
     def _map_status(self, err: Any, request: ChatRequest | None) -> Exception:
         where, status = self.where, int(err.status_code)
