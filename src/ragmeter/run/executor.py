@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.errors import RagmeterError
-from ragmeter.judges.types import CallLog, current_call_log
+from ragmeter.errors import EndpointError, RagmeterError
+from ragmeter.judges.types import CallLog, current_call_log, current_retry_listener
 from ragmeter.metrics.base import Metric, Score
 from ragmeter.run.progress import Progress
 from ragmeter.run.sync import gather_or_cancel
@@ -86,8 +86,8 @@ async def score_one(job: Job, judge: Judge) -> tuple[Score, CallLog, float]:
     start = time.perf_counter()
     try:
         score = _checked(await job.metric.score(job.sample, judge), job.metric)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
+    except (asyncio.CancelledError, KeyboardInterrupt, EndpointError):
+        raise  # EndpointError: every later call would fail the same way, so the run stops
     except Exception as e:  # a judge error, or a bug in a (custom) metric: not the run's end
         score = _invalid_from(e, job.metric)
     finally:
@@ -170,6 +170,10 @@ class Recorder:
         self._progress = Progress(total, enabled=progress, in_flight=in_flight)
         self._commit_task: asyncio.Future[None] | None = None
 
+    def on_retry(self, notice: Any) -> None:
+        """A judge call waits to be retried: the progress bar says so (see :class:`Progress`)."""
+        self._progress.on_retry(notice)
+
     def add(self, row: ScoreRow, calls: Sequence[Any] | None = None) -> None:
         """Record one finished job. ``calls``: its model calls as records (default: ``row.calls``)."""
         self.done += 1
@@ -237,5 +241,10 @@ async def run_jobs(
 
     n_workers = max(1, min(config.concurrency * JOBS_PER_SLOT, len(jobs)))
     async with recorder:
-        await gather_or_cancel([asyncio.ensure_future(worker()) for _ in range(n_workers)])
+        listening = current_retry_listener.set(recorder.on_retry)  # the workers inherit it
+        try:
+            tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
+        finally:
+            current_retry_listener.reset(listening)
+        await gather_or_cancel(tasks)
     return recorder.rows, recorder.done

@@ -15,7 +15,7 @@ from typing import Any
 
 from ragmeter.dataset.keys import sample_keys
 from ragmeter.dataset.sample import Dataset
-from ragmeter.errors import ConfigError, DatasetError, RunError, UnsupportedStepError
+from ragmeter.errors import ConfigError, DatasetError, RagmeterError, RunError, UnsupportedStepError, add_note
 from ragmeter.judges.base import Judge
 from ragmeter.metrics.base import Metric, resolve_metrics
 from ragmeter.run.config import RunConfig
@@ -176,6 +176,11 @@ async def aevaluate(
         from ragmeter.log.store import RunStore
 
         store = RunStore(config.out, group_rows=COMMIT_GROUP_ROWS)
+        try:
+            store.check_writable()  # a read-only or full disk fails here, before any judge call
+        except RunError:
+            store.close()
+            raise
     try:
         if config.resume is not None:
             if store is None:
@@ -229,6 +234,7 @@ async def aevaluate(
             rows, n_done = await run_jobs(jobs, the_judge, config, store, run_id, keep_rows=store is None)
 
         if store is not None:
+            _record_judge(store, run_id, the_judge)
             store.set_status(run_id, "finished", {"finished_jobs": n_done})
             # the record is the result: drop the inputs' object graph before reading it back
             del jobs, plan, dataset
@@ -250,9 +256,39 @@ async def aevaluate(
             with contextlib.suppress(Exception):
                 store.set_status(run_id, "interrupted")
         raise
+    except RagmeterError as e:
+        if store is not None and "run_id" in locals():
+            _record_failure(store, run_id, e, config, the_judge)
+        raise
     finally:
         if store is not None:
             store.close()
         if owns_judge:
             with contextlib.suppress(Exception):
                 await the_judge.aclose()
+
+
+def _record_judge(store: Any, run_id: str, judge: Judge) -> None:
+    """Store what the run learnt about its judge (the structured-output mode ``auto`` settled on)."""
+    desc = dict(judge.describe())
+    desc.setdefault("name", judge.name)
+    store.update_meta(run_id, {"judge": desc})
+
+
+def _record_failure(store: Any, run_id: str, error: RagmeterError, config: RunConfig, judge: Judge) -> None:
+    """Commit what is pending, mark the run failed (when the store still takes writes), and say on
+    the error what was saved and how to finish the run."""
+    for step in (store.flush, lambda: _record_judge(store, run_id, judge)):
+        with contextlib.suppress(Exception):
+            step()
+    with contextlib.suppress(Exception):
+        store.set_status(run_id, "failed", {"error": f"{type(error).__name__}: {error}"})
+    try:
+        saved = len(store.completed_jobs(run_id))
+    except Exception:  # the store itself failed: nothing more to tell
+        return
+    add_note(
+        error,
+        f"run {run_id}: {saved} finished job(s) are saved in {store.path}; after fixing the cause, "
+        f"finish it with: ragmeter evaluate --resume {run_id} --out {config.out}",
+    )
