@@ -48,9 +48,9 @@ def test_provider_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     ollama = make_judge("ollama:llama3.1:8b", embeddings="none")
     assert isinstance(ollama, LLMJudge)
     assert ollama.client.provider.base_url == "http://127.0.0.1:11434/v1"
-    assert ollama.client.config.structured == "ollama_format"
+    assert ollama.client.config.structured == "auto"  # Ollama's /v1 takes response_format, not `format`
     vllm = make_judge("vllm:qwen", base_url="http://127.0.0.1:8000/v1", embeddings="none")
-    assert isinstance(vllm, LLMJudge) and vllm.client.config.structured == "guided_json"
+    assert isinstance(vllm, LLMJudge) and vllm.client.config.structured == "auto"  # guided_json left vLLM in 0.12
     # an explicit mode wins over the provider's preference
     explicit = make_judge(
         "vllm:qwen", base_url="http://x/v1", embeddings="none", config=JudgeConfig(structured="none")

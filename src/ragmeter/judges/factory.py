@@ -94,10 +94,11 @@ PROVIDERS: dict[str, ProviderEntry] = {
         _openai_compatible, description="any OpenAI-compatible server (--base-url)"
     ),
     "azure": ProviderEntry(_azure, description="Azure OpenAI deployment; key from $AZURE_OPENAI_API_KEY"),
-    "ollama": ProviderEntry(
-        _ollama, structured="ollama_format", description="Ollama (default 127.0.0.1:11434)"
-    ),
-    "vllm": ProviderEntry(_vllm, structured="guided_json", description="vLLM server (--base-url)"),
+    # Ollama's /v1 and vLLM take OpenAI's response_format (json_schema) in current releases, and the
+    # fields of their own (`format`, `guided_json`) are ignored there or removed (vLLM 0.12), so both
+    # settle their mode like any endpoint (`auto`); `--structured ollama_format|guided_json` still works.
+    "ollama": ProviderEntry(_ollama, description="Ollama (default 127.0.0.1:11434)"),
+    "vllm": ProviderEntry(_vllm, description="vLLM server (--base-url)"),
 }
 
 
