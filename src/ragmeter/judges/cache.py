@@ -27,6 +27,8 @@ from ragmeter.errors import ConfigError
 from ragmeter.judges.types import ChatRequest, ChatResponse, Usage
 
 SCHEMA_VERSION = 1
+#: how long opening the cache waits for another process (SQLite busy timeout and the WAL-switch retries)
+_OPEN_TIMEOUT_S = 30.0
 logger = logging.getLogger("ragmeter.judges")
 
 
@@ -93,25 +95,45 @@ class LLMCache(NullCache):
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn: sqlite3.Connection | None = sqlite3.connect(
-                str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None
-            )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS chat (key TEXT PRIMARY KEY, text TEXT NOT NULL,"
-                " usage TEXT NOT NULL, model TEXT, finish_reason TEXT, created REAL NOT NULL)"
-            )
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS embedding (key TEXT PRIMARY KEY, dim INTEGER NOT NULL,"
-                " vector BLOB NOT NULL, created REAL NOT NULL)"
-            )
-        except sqlite3.Error as e:
+        except OSError as e:
             raise ConfigError(f"cannot open the LLM cache at {self.path}: {e}") from e
+        # Two processes opening a new cache at once: switching it to WAL can answer "database is
+        # locked" at once, without SQLite's busy wait; try again until the same 30 s have passed.
+        deadline = time.monotonic() + _OPEN_TIMEOUT_S
+        while True:
+            try:
+                self._conn: sqlite3.Connection | None = self._open()
+                break
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise ConfigError(f"cannot open the LLM cache at {self.path}: {e}") from e
+                time.sleep(0.05)
+            except sqlite3.Error as e:
+                raise ConfigError(f"cannot open the LLM cache at {self.path}: {e}") from e
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
         self.write_error: str | None = None  # set when a write failed: the cache is read-only since
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            str(self.path), timeout=_OPEN_TIMEOUT_S, check_same_thread=False, isolation_level=None
+        )
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS chat (key TEXT PRIMARY KEY, text TEXT NOT NULL,"
+                " usage TEXT NOT NULL, model TEXT, finish_reason TEXT, created REAL NOT NULL)"
+            )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS embedding (key TEXT PRIMARY KEY, dim INTEGER NOT NULL,"
+                " vector BLOB NOT NULL, created REAL NOT NULL)"
+            )
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         """One write; a failure (disk full, read-only file) is logged once and turns further writes
