@@ -1,8 +1,9 @@
 """Any OpenAI-compatible endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp, LM Studio, DeepSeek,
-Qwen/DashScope...) through the ``openai`` SDK, for chat and embeddings.
+Qwen/DashScope...), for chat and embeddings, straight over ``httpx``
+(:mod:`ragmeter.judges.providers.http`; the ``openai`` SDK is not imported).
 
-The SDK's own retries are off (``max_retries=0``): :class:`~ragmeter.judges.client.ModelClient` owns
-retries, limits and the cache. SDK errors are mapped onto the ragmeter tree (how each server words
+No retries here: :class:`~ragmeter.judges.client.ModelClient` owns retries, limits and the cache.
+HTTP errors are mapped onto the ragmeter tree (how each server words
 them: :mod:`ragmeter.judges.providers.replies`): 429 -> :class:`RateLimitError` (with Retry-After);
 5xx / timeouts / connection errors / truncated bodies -> :class:`TransportError` (retried); 401/403,
 404/405, HTML pages and replies without ``choices`` -> :class:`EndpointError` (the run stops at
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import os
 import time
@@ -56,7 +58,7 @@ logger = logging.getLogger("ragmeter.judges")
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
-#: the key sent to local servers that need none (the SDK insists on some key)
+#: the key sent to local servers that need none (as the ``openai`` SDK did; some servers want one)
 NO_KEY = "not-needed"
 
 _DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "azure": "AZURE_OPENAI_API_KEY"}
@@ -96,7 +98,7 @@ async def _close_at_loop_end(client: Any) -> AsyncGenerator[None, None]:
     try:
         yield
     finally:
-        await client.close()
+        await client.aclose()
 
 
 class OpenAICompatibleProvider:
@@ -212,7 +214,7 @@ class OpenAICompatibleProvider:
     # -- client ---------------------------------------------------------------------------------
 
     async def _get_client(self) -> Any:
-        """The SDK client for the running event loop (one per loop; created on first use).
+        """The HTTP client for the running event loop (one per loop; created on first use).
 
         A client is bound to the loop that made it. When a judge is reused across loops (each
         ``evaluate()`` call runs its own), the old client is closed by its loop's
@@ -221,25 +223,9 @@ class OpenAICompatibleProvider:
         loop = asyncio.get_running_loop()
         if self._client is not None and self._client_loop is loop:
             return self._client
-        try:
-            import openai
-        except ImportError as e:  # pragma: no cover - openai is a base dependency
-            raise ConfigError("the openai package is needed for this judge: pip install openai") from e
-        kwargs: dict[str, Any] = {
-            "api_key": self._api_key,
-            "max_retries": 0,
-            "default_headers": self.default_headers or None,
-        }
-        if self.timeout_s is not None:
-            kwargs["timeout"] = self.timeout_s
-        if self.name == "azure":
-            self._client = openai.AsyncAzureOpenAI(
-                azure_endpoint=self.base_url,
-                api_version=self.api_version or DEFAULT_AZURE_API_VERSION,
-                **kwargs,
-            )
-        else:
-            self._client = openai.AsyncOpenAI(base_url=self.base_url, **kwargs)
+        from ragmeter.judges.providers.http import make_client
+
+        self._client = make_client(self.name, self._api_key, self.default_headers)
         self._client_loop = loop
         closer = _close_at_loop_end(self._client)
         await closer.__anext__()
@@ -255,7 +241,17 @@ class OpenAICompatibleProvider:
 
     # -- requests -------------------------------------------------------------------------------
 
-    def _structured_kwargs(self, request: ChatRequest, mode: str) -> dict[str, Any]:
+    async def _post(self, path: str, body: dict[str, Any]) -> Any:
+        """POST ``body`` to ``path`` of this endpoint; the parsed reply (see ``http.read_reply``)."""
+        from ragmeter.judges.providers.http import endpoint_url, post_json
+
+        client = await self._get_client()
+        params = {"api-version": self.api_version or DEFAULT_AZURE_API_VERSION} if self.name == "azure" else None
+        url = endpoint_url(self.name, self.base_url, path, self.model)
+        return await post_json(client, url, body, params=params, timeout_s=self.timeout_s)
+
+    def _structured_fields(self, request: ChatRequest, mode: str) -> dict[str, Any]:
+        """The body fields that ask for ``mode`` (vLLM's and Ollama's sit at the top level)."""
         schema = request.json_schema
         if schema is None or mode == "none":
             return {}
@@ -272,9 +268,9 @@ class OpenAICompatibleProvider:
         if mode == "json_object":
             return {"response_format": {"type": "json_object"}}
         if mode == "guided_json":
-            return {"extra_body": {"guided_json": schema}}
+            return {"guided_json": schema}
         if mode == "ollama_format":
-            return {"extra_body": {"format": schema}}
+            return {"format": schema}
         raise ConfigError(f"unknown structured mode {mode!r}")
 
     def _next_auto_mode(self, mode: str) -> str | None:
@@ -293,28 +289,26 @@ class OpenAICompatibleProvider:
         return f"{self.name} ({self.base_url}, model {self.model})"
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
-        import openai
+        from ragmeter.judges.providers.http import StatusError
 
-        client = await self._get_client()
         mode = self.structured_mode
         while True:
-            kwargs: dict[str, Any] = {
+            body: dict[str, Any] = {
                 "model": self.model,
                 "messages": [m.to_dict() for m in request.messages],
                 "temperature": request.temperature,
             }
             if request.max_tokens is not None:
-                kwargs["max_tokens"] = request.max_tokens
+                body["max_tokens"] = request.max_tokens
             if request.seed is not None:
-                kwargs["seed"] = request.seed
-            if self.timeout_s is not None:
-                kwargs["timeout"] = self.timeout_s
-            kwargs.update(self._structured_kwargs(request, mode))
+                body["seed"] = request.seed
+            structured = self._structured_fields(request, mode)
+            body.update(structured)
             try:
-                resp = await client.chat.completions.create(**kwargs)
-            except openai.APIStatusError as e:
+                resp = await self._post("/chat/completions", body)
+            except StatusError as e:
                 msg = self._redact(server_message(e))
-                if "response_format" in kwargs or "extra_body" in kwargs:
+                if structured:
                     if rejects_mode(e.status_code, msg):
                         nxt = self._next_auto_mode(mode)
                         if nxt is None:
@@ -346,7 +340,8 @@ class OpenAICompatibleProvider:
             return response
 
     def _not_openai(self, resp: Any, expected: str, field: str) -> EndpointError:
-        body = self._redact(resp if isinstance(resp, str) else str(resp))
+        text = resp if isinstance(resp, str) else json.dumps(resp, ensure_ascii=False, default=str)
+        body = self._redact(text)
         what = "an HTML page" if looks_like_html(body) else f"a reply without {field}"
         return EndpointError(
             f"{self.where}: the server answered with {what}, not an OpenAI {expected}: {short(body, 200)} "
@@ -359,17 +354,21 @@ class OpenAICompatibleProvider:
         )
 
     def _to_response(self, resp: Any, request: ChatRequest) -> ChatResponse:
-        choices = getattr(resp, "choices", None)
-        if isinstance(resp, str) or choices is None:
-            # the SDK hands back the text of a non-JSON body, or a model without OpenAI's fields
+        choices = resp.get("choices") if isinstance(resp, dict) else None
+        if not isinstance(choices, list):
+            # the text of a non-JSON body, or JSON without OpenAI's fields
             raise self._not_openai(resp, "chat completion", "'choices'")
         if not choices:
-            raise JudgeOutputError(f"{self.name} returned no choices", raw=str(resp)[:2000])
-        message = choices[0].message
-        text = message.content
+            raise JudgeOutputError(f"{self.name} returned no choices", raw=json.dumps(resp, default=str)[:2000])
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise self._not_openai(resp, "chat completion", "'choices[0].message'")
+        text = message.get("content")
         if text is None:
-            text = getattr(message, "refusal", None) or ""
-        finish_reason = getattr(choices[0], "finish_reason", None)
+            text = message.get("refusal") or ""
+        text = str(text)
+        finish_reason = choice.get("finish_reason")
         if finish_reason == "content_filter":
             raise ContentFiltered(
                 f"{self.where}: the provider's content filter stopped the reply (finish_reason content_filter)",
@@ -378,15 +377,16 @@ class OpenAICompatibleProvider:
                 server_message="finish_reason: content_filter",
                 raw=text,
             )
-        usage_obj = getattr(resp, "usage", None)
+        usage_obj = resp.get("usage")
         usage: Usage
-        if usage_obj is not None and getattr(usage_obj, "prompt_tokens", None) is not None:
-            details = getattr(usage_obj, "prompt_tokens_details", None)
+        if isinstance(usage_obj, dict) and usage_obj.get("prompt_tokens") is not None:
+            details = usage_obj.get("prompt_tokens_details")
+            cached = details.get("cached_tokens") if isinstance(details, dict) else None
             usage = Usage(
                 requests=1,
-                prompt_tokens=int(usage_obj.prompt_tokens or 0),
-                completion_tokens=int(getattr(usage_obj, "completion_tokens", 0) or 0),
-                cached_tokens=int(getattr(details, "cached_tokens", 0) or 0),
+                prompt_tokens=int(usage_obj["prompt_tokens"] or 0),
+                completion_tokens=int(usage_obj.get("completion_tokens") or 0),
+                cached_tokens=int(cached or 0),
             )
         else:
             usage = EstimatedUsage(
@@ -397,7 +397,7 @@ class OpenAICompatibleProvider:
         return ChatResponse(
             text=text,
             usage=usage,
-            model=str(getattr(resp, "model", "") or self.model),
+            model=str(resp.get("model") or self.model),
             finish_reason=finish_reason,
         )
 
@@ -405,23 +405,21 @@ class OpenAICompatibleProvider:
         batch = list(texts)
         if not batch:
             return np.zeros((0, 0), dtype=np.float32), Usage()
-        client = await self._get_client()
-        kwargs: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
-        if self.timeout_s is not None:
-            kwargs["timeout"] = self.timeout_s
+        body: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
         try:
-            resp = await client.embeddings.create(**kwargs)
+            resp = await self._post("/embeddings", body)
         except Exception as e:
             raise self._map_error(e) from e
-        if isinstance(resp, str) or getattr(resp, "data", None) is None:
+        items = resp.get("data") if isinstance(resp, dict) else None
+        if not isinstance(items, list) or not all(isinstance(d, dict) and "embedding" in d for d in items):
             raise self._not_openai(resp, "embeddings list", "'data'")
-        data = sorted(resp.data, key=lambda d: d.index)
+        data = sorted(items, key=lambda d: int(d.get("index") or 0))
         if len(data) != len(batch):
             raise JudgeOutputError(f"{self.name} returned {len(data)} embeddings for {len(batch)} texts")
-        arr = np.asarray([d.embedding for d in data], dtype=np.float32)
-        u = getattr(resp, "usage", None)
-        if u is not None and getattr(u, "prompt_tokens", None) is not None:
-            usage: Usage = Usage(requests=1, prompt_tokens=int(u.prompt_tokens))
+        arr = np.asarray([d["embedding"] for d in data], dtype=np.float32)
+        u = resp.get("usage")
+        if isinstance(u, dict) and u.get("prompt_tokens") is not None:
+            usage: Usage = Usage(requests=1, prompt_tokens=int(u["prompt_tokens"]))
         else:
             usage = EstimatedUsage(requests=1, prompt_tokens=sum(estimate_tokens(t) for t in batch))
         return arr, usage
@@ -429,26 +427,23 @@ class OpenAICompatibleProvider:
     # -- errors -------------------------------------------------------------------------------
 
     def _map_error(self, err: BaseException, request: ChatRequest | None = None) -> Exception:
-        """The ragmeter error for an SDK error: retryable (429, 5xx, timeouts, connection, a broken
-        body), fatal for the run (:class:`EndpointError`), or final for this request only."""
-        import openai
+        """The ragmeter error for a failed request: retryable (429, 5xx, timeouts, connection, a
+        broken body), fatal for the run (:class:`EndpointError`), or final for this request only."""
+        import httpx
+
+        from ragmeter.judges.providers.http import StatusError
 
         where = self.where
         if isinstance(err, (JudgeError, ConfigError)):
             return err
-        if isinstance(err, openai.APIStatusError):
+        if isinstance(err, StatusError):
             return self._map_status(err, request)
-        if isinstance(err, openai.APITimeoutError):
+        if isinstance(err, (httpx.TimeoutException, asyncio.TimeoutError)):
             return TransportError(f"{where}: request timed out after {self.timeout_s}s")
-        if isinstance(err, openai.APIConnectionError):
-            cause = err.__cause__ or err.__context__
-            return TransportError(f"{where}: connection error: {cause or err}")
-        if isinstance(err, (openai.APIResponseValidationError, ValueError)):
+        if isinstance(err, httpx.HTTPError):
+            return TransportError(f"{where}: connection error: {err}")
+        if isinstance(err, ValueError):
             return TransportError(f"{where}: malformed response body: {err}")
-        if isinstance(err, asyncio.TimeoutError):
-            return TransportError(f"{where}: request timed out after {self.timeout_s}s")
-        if isinstance(err, openai.OpenAIError):
-            return JudgeError(f"{where}: {self._redact(str(err))}")
         return err if isinstance(err, Exception) else TransportError(f"{where}: {err!r}")
 
     def _redact(self, text: str) -> str:

@@ -60,7 +60,7 @@ _TAG_RE = re.compile(r"<[^>]+>")
 
 
 def server_message(err: Any) -> str:
-    """The server's own words from an SDK error (``error.message``, ``detail``, a bare string)."""
+    """The server's own words from an error reply (``error.message``, ``detail``, a bare string)."""
     body = getattr(err, "body", None)
     if isinstance(body, Mapping):
         inner = body.get("error", body)
