@@ -1,5 +1,10 @@
-"""The HTTP side of :mod:`ragmeter.judges.providers.openai_compat`: one ``httpx.AsyncClient`` per
-event loop, JSON in and out, nothing else.
+"""The HTTP side of :mod:`ragmeter.judges.providers.openai_compat`: one ``AsyncClient`` of
+``httpx2`` per event loop, JSON in and out, nothing else.
+
+``httpx2`` is the ``httpx`` line the ``openai`` SDK itself sends with (same API, imported here as
+``httpx``). Not ``httpx`` 0.28: its connection pool re-checks every connection on each request
+(``httpcore`` 1.0), which at 64 requests in flight cost more CPU than the SDK did
+(bench/runner_overhead.py: 10.7 s against 6.0 s of CPU for the same 600 requests; docs/performance.md).
 
 The provider used the ``openai`` SDK for this; importing it cost about 0.45 s of start-up and each
 request about 7 ms of CPU in its models and validation, for a POST of a JSON body. What the SDK did
@@ -20,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-import httpx
+import httpx2 as httpx
 
 from ragmeter import __version__
 

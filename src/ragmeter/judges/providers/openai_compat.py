@@ -429,7 +429,7 @@ class OpenAICompatibleProvider:
     def _map_error(self, err: BaseException, request: ChatRequest | None = None) -> Exception:
         """The ragmeter error for a failed request: retryable (429, 5xx, timeouts, connection, a
         broken body), fatal for the run (:class:`EndpointError`), or final for this request only."""
-        import httpx
+        import httpx2 as httpx
 
         from ragmeter.judges.providers.http import StatusError
 
