@@ -43,6 +43,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from ragmeter.judges.prompts import DATA_TAG_RE
 from ragmeter.judges.providers.fake import hash_embedding
 
 Responder = Callable[[dict[str, Any]], str]
@@ -256,14 +257,13 @@ def _respond_new(step: str, text: str) -> str:
     return "OK"
 
 
-_DATA_TAG_RE = re.compile(r"</?data-[0-9a-f]+>")
 
 
 def _main_prompt(req: dict[str, Any]) -> str:
     """The first user message, without ragmeter's data tags (the responder reads the data)."""
     for m in req.get("messages") or []:
         if m.get("role") == "user":
-            return _DATA_TAG_RE.sub("", str(m.get("content", "")))
+            return DATA_TAG_RE.sub("", str(m.get("content", "")))
     return ""
 
 

@@ -93,6 +93,12 @@ class Untrusted(str):
     __slots__ = ()
 
 
+#: An opening or closing data tag as :func:`fence` writes it (for readers that strip or split them).
+DATA_TAG_RE = re.compile(r"</?data-[0-9a-f]+>")
+#: One fenced block and its text (group 1), as :func:`fence` writes it.
+DATA_BLOCK_RE = re.compile(r"<data-[0-9a-f]+>\n?(.*?)\n?</data-[0-9a-f]+>", re.DOTALL)
+
+
 def data_rule(lang: str) -> str:
     """The sentence every system message ends with: delimited text is data, not instructions."""
     return _DATA_RULE.get(normalize_lang(lang), _DATA_RULE["en"])

@@ -24,6 +24,7 @@ from ragmeter.errors import (
 )
 from ragmeter.judges.base import Verdict
 from ragmeter.judges.parsing import validate
+from ragmeter.judges.prompts import DATA_TAG_RE
 
 #: verdict keys the parser does not insist on even though the wire schema lists them
 VERDICT_OPTIONAL = frozenset({"index", "claim", "evidence", "reason"})
@@ -126,7 +127,6 @@ def match_verdicts(claims: Sequence[str], raw: Sequence[Any]) -> list[Verdict]:
 
 _ELLIPSIS_RE = re.compile(r"\.\.\.+|…+")
 #: what a judge may copy along with a quote: ragmeter's data tags and item labels ("[2]", "(3)")
-_QUOTE_TAG_RE = re.compile(r"</?data-[0-9a-f]+>")
 _QUOTE_LABEL_RE = re.compile(r"(?:^|\s)(?:\[\d+\]|\(\d+\))(?=\s)")
 
 
@@ -140,7 +140,7 @@ def check_evidence(verdicts: Sequence[Verdict], contexts: Sequence[str]) -> None
     for i, v in enumerate(verdicts, 1):
         if not v.supported or not v.evidence.strip():
             continue
-        quote = _QUOTE_LABEL_RE.sub(" ", _QUOTE_TAG_RE.sub(" ", v.evidence))
+        quote = _QUOTE_LABEL_RE.sub(" ", DATA_TAG_RE.sub(" ", v.evidence))
         pieces = [_norm_claim(p) for p in _ELLIPSIS_RE.split(quote)]
         if any(p and p not in haystack for p in pieces):
             bad.append(i)

@@ -15,11 +15,11 @@ import json
 import re
 from typing import Any
 
+from ragmeter.judges.prompts import DATA_BLOCK_RE
 from ragmeter.judges.tokens import estimate_tokens_cjk
 from ragmeter.judges.types import ChatRequest, ChatResponse, Usage
 from ragmeter.text import split_sentences
 
-_BLOCK_RE = re.compile(r"<data-[0-9a-f]+>\n?(.*?)\n?</data-[0-9a-f]+>", re.DOTALL)
 _ITEM_RE = re.compile(r"^\[(\d+)\]\s+(.*)$", re.MULTILINE)
 #: the top of a rubric's scale in the grade prompt (en, zh)
 _SCALE_RE = re.compile(r"from -?[\d.]+ to (-?[\d.]+)|-?[\d.]+ 到 (-?[\d.]+) 之间")
@@ -29,7 +29,7 @@ _TEXT = "The contexts state this in the sentence that decides it."
 
 def _blocks(request: ChatRequest) -> list[str]:
     user = next((m.content for m in request.messages if m.role == "user"), "")
-    return _BLOCK_RE.findall(user)
+    return DATA_BLOCK_RE.findall(user)
 
 
 def _instance(schema: Any, key: str = "") -> Any:
@@ -78,7 +78,7 @@ def rehearsed_reply(request: ChatRequest) -> dict[str, Any]:
     if request.step == "grade" and "score" in reply:
         user = next((m.content for m in request.messages if m.role == "user"), "")
         score_schema = ((request.json_schema or {}).get("properties") or {}).get("score") or {}
-        scale = _SCALE_RE.findall(_BLOCK_RE.sub("", user))  # outside the data
+        scale = _SCALE_RE.findall(DATA_BLOCK_RE.sub("", user))  # outside the data
         if scale and "enum" not in score_schema:
             reply["score"] = float(next(x for x in scale[-1] if x))  # the top of a non-integer scale
     return reply
