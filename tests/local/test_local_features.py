@@ -127,3 +127,32 @@ def test_single_blas_thread_restores_the_setting() -> None:
         with blas.single_blas_thread():
             pass
         assert ob[0]() == before
+
+
+def test_chinese_units_after_arabic_digits_make_one_number() -> None:
+    # 5700万元 is 57,000,000 yuan, the same number as "57,000,000"; not "5700" and a stray "0"
+    assert analyze("该公司的收入为5700万元。").numbers == {"57000000"}
+    assert analyze("Revenue was 57,000,000 yuan.").numbers == {"57000000"}
+    assert analyze("约3.5亿人").numbers == {"350000000"}
+    assert analyze("三万人").numbers == {"30000"}
+    assert analyze("一万二千").numbers == {"12000"}
+    assert analyze("万元").numbers == {"10000"}  # 万 alone is ten thousand, never 0
+    assert analyze("2023年5月").numbers == {"2023", "5"}  # 年 and 月 are not units
+
+
+def test_negation_is_read_from_the_clause_the_claim_copies() -> None:
+    from ragmeter.local.support import _aligned_clause
+
+    def negated(claim: str, sentence: str) -> bool:
+        return _aligned_clause(analyze(claim), sentence, analyze(sentence)).negated
+
+    # the negation belongs to another clause of the same sentence
+    assert not negated("新大桥于2021年5月通车。", "新大桥于2021年5月通车，不允许十吨以上的卡车通行。")
+    assert negated("新大桥允许十吨以上的卡车通行。", "新大桥于2021年5月通车，不允许十吨以上的卡车通行。")
+    assert not negated("The bridge opened in May.", "The bridge opened in May, but trucks are not allowed.")
+    # a one-word lead and subordinate clauses are not clauses of their own
+    assert negated(
+        "Nuclear power is a safe source.", "No, studies conclude that nuclear power is a safe source."
+    )
+    assert negated("Eating late causes weight gain.", "If you eat late, nothing in particular happens.")
+    assert negated("卡车可以通行。", "不，卡车可以通行。")

@@ -62,6 +62,9 @@ _ZH_DIGITS = {
 }
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _ZH_NUM_RE = re.compile(r"[零〇一二两三四五六七八九十百千万]{1,6}")
+# Arabic digits with a Chinese unit: 5700万 (57,000,000), 3.5亿, 5千
+_MIXED_NUM_RE = re.compile(r"(\d+(?:\.\d+)?)([十百千万亿]+)")
+_ZH_MULTIPLIERS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
 # Ideographs that follow a Chinese numeral when it really is a count or a date part.
 _ZH_COUNTERS = "个年月日号岁次位名人种件天元米公里吨倍条座家所项届本张只头匹架辆层周点分秒"
 
@@ -118,7 +121,7 @@ def _zh_number(s: str) -> int | None:
         elif c in _ZH_UNITS:
             unit = _ZH_UNITS[c]
             if unit == 10000:
-                total += (section + (digit or 0)) * unit
+                total += ((section + (digit or 0)) or 1) * unit  # 万 alone: ten thousand
                 section, digit = 0, None
             else:
                 section += (1 if digit is None else digit) * unit
@@ -185,7 +188,13 @@ def analyze(text: str) -> TextFeatures:
     negated = False
     n_tokens = 0
     # ASCII part: words and numbers
-    ascii_part = _CJK_RUN_RE.sub(" ", s)
+    for mm in _MIXED_NUM_RE.finditer(s):  # 5700万: one number, 57000000
+        value = float(mm.group(1))
+        for c in mm.group(2):
+            value *= _ZH_MULTIPLIERS[c]
+        numbers.add(_canon_number(f"{value:.6f}"))
+        terms.append(_canon_number(f"{value:.6f}"))
+    ascii_part = _CJK_RUN_RE.sub(" ", _MIXED_NUM_RE.sub(" ", s))
     for m in _WORD_RE.finditer(ascii_part):
         tok = m.group(0)
         n_tokens += 1
@@ -230,6 +239,12 @@ def analyze(text: str) -> TextFeatures:
                 continue
             terms.append(bg)
         for nm in _ZH_NUM_RE.finditer(run):
+            if (
+                m.start() + nm.start() > 0
+                and s[m.start() + nm.start() - 1].isdigit()
+                and all(c in _ZH_UNITS for c in nm.group(0))
+            ):
+                continue  # the unit of 5700万: read with its digits below
             end = nm.end()
             nxt = run[end] if end < len(run) else ""
             val = _zh_number(nm.group(0))

@@ -147,6 +147,14 @@ def index_contexts(contexts: Sequence[str]) -> ContextIndex:
     )
 
 
+#: where a sentence divides into clauses (commas, semicolons, colons; Chinese punctuation too)
+_CLAUSE_RE = re.compile(r"[,;:，；：、]\s*")
+#: a clause that does not stand alone: it joins its neighbour ("If X, Y"; "X, while Y")
+_SUBORDINATE_RE = re.compile(
+    r"\s*(?:(?:if|when|whenever|unless|although|though|because|since|while|whereas|even if)\b"
+    r"|如果|假如|虽然|尽管|因为|由于|即使|除非|只要|只有|而)",
+    re.IGNORECASE,
+)
 _BACK_REFERENCE_RE = re.compile(
     r"^(?:it|its|he|his|she|her|they|their|them|this|these|those|that|there|the (?:company|city|team|"
     r"group|film|book|band|tower|building|river|country|state|town|university|school|club|player|party))\b",
@@ -191,7 +199,14 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
     pool = ctx.all_terms | ctx.all_entities
     ent_novel = sum(1 for e in cf.entities if e not in pool) / len(cf.entities) if cf.entities else 0.0
     sent_cov = coverage(cf.terms, bf.terms)
-    neg_flip = 1.0 if (cf.negated != bf.negated and max(sent_cov, cov_best) >= 0.5) else 0.0
+    neg_flip = (
+        1.0
+        if (
+            cf.negated != _aligned_clause(cf, ctx.sentences[best], bf).negated
+            and max(sent_cov, cov_best) >= 0.5
+        )
+        else 0.0
+    )
     antonym = 1.0 if antonym_conflict(cf, claim, bf, ctx.sentences[best]) else 0.0
     values = {
         "sim_max": float(np.max(sims)),
@@ -207,6 +222,26 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         "word_cov": coverage(frozenset(tokenize(claim)), ctx.all_words),
     }
     return SupportFeatures(values, best, top)
+
+
+def _aligned_clause(cf: TextFeatures, sentence: str, whole: TextFeatures) -> TextFeatures:
+    """The clause of ``sentence`` that shares most of the claim's terms: the claim "The bridge
+    opened in May" copies the first clause of "The bridge opened in May, and trucks are not
+    allowed", whose negation belongs to the other clause."""
+    clauses: list[str] = []
+    for part in _CLAUSE_RE.split(sentence):
+        if clauses and (
+            (len(clauses[-1].split()) < 2 and len(clauses[-1].strip()) < 4)  # "No, it is not": one clause
+            or _SUBORDINATE_RE.match(clauses[-1])  # "If you do X, nothing happens": one assertion
+            or _SUBORDINATE_RE.match(part)  # "X, while Y is Z"
+        ):
+            clauses[-1] += " " + part
+        elif part.strip():
+            clauses.append(part)
+    if len(clauses) < 2:
+        return whole
+    feats = [analyze(c) for c in clauses]
+    return max(feats, key=lambda f: coverage(cf.terms, f.terms))
 
 
 def _bigram_cov(claim: str, pool: frozenset[tuple[str, str]]) -> float:
