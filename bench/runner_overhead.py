@@ -12,6 +12,11 @@ OpenAI-compatible server of the tests runs in its own process. ``ratio`` is wall
 ideal ``requests x latency / C``: 1.0 would be an endpoint whose C slots never idle and a runner
 that costs nothing. At 0 ms latency there is no ideal; the figure is the whole loop's own cost.
 
+Where the wall time goes, from the server's clock: ``to 1st request`` (launch to the first request:
+start-up, loading the data, the run store), ``busy`` (first request to last reply) with the mean
+number of requests in flight over it (time-weighted; C would keep every slot full), and ``after
+last reply`` (the last job's parsing and scoring, the store's last commit, the report, exit).
+
     python bench/runner_overhead.py [--samples 200] [--concurrency 16,64] [--latency 0,0.2]
                                     [--extra "--judge-concurrency 8"] [--baseline SRC] [--json]
 
@@ -106,12 +111,14 @@ def one(
             *extra,
         ]
         with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+            launched_at = time.time()
             start = time.perf_counter()
             proc = subprocess.Popen(
                 cmd, stdout=stdout, stderr=stderr, text=True, env=env_for(src, OPENAI_API_KEY="x")
             )
             _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU time
             wall = time.perf_counter() - start
+            exited_at = launched_at + wall
             stdout.seek(0)
             stderr.seek(0)
             if os.waitstatus_to_exitcode(status) != 0:
@@ -123,14 +130,21 @@ def one(
             raise SystemExit(f"{name}: {m['n_scored']} of {n} scored: {m}")
     requests = int(stats["total_requests"])
     ideal = requests * latency / concurrency
+    first, last = float(stats["first_request_at"]), float(stats["last_reply_at"])
+    busy = last - first
     return {
         "latency_ms": round(latency * 1000),
         "concurrency": concurrency,
         "samples": n,
         "requests": requests,
         "peak_in_flight": stats["peak_in_flight"],
+        "mean_in_flight": round(stats["in_flight_s"] / busy, 1) if busy > 0 else None,
         "wall_s": round(wall, 3),
+        "to_first_request_s": round(first - launched_at, 3),
+        "busy_s": round(busy, 3),
+        "after_last_reply_s": round(exited_at - last, 3),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "server_cpu_s": round(stats["process_cpu_s"], 2),
         "ideal_s": round(ideal, 3),
         "ratio": round(wall / ideal, 3) if ideal else None,
         "requests_per_s": round(requests / wall, 1),
@@ -165,13 +179,17 @@ def main() -> None:
         print(json.dumps({**machine, "metrics": METRICS, "results": results}))
         return
     print(f"{machine}, samples {args.samples}, metrics {METRICS}, extra {extra or 'none'}")
-    print("| code | latency | concurrency | requests | peak in flight | wall s | CPU s | ideal s | ratio |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| code | latency | concurrency | requests | in flight: peak / mean | wall s | to 1st request s "
+        "| busy s | after last reply s | CPU s | ideal s | ratio |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}x"
         print(
-            f"| {r['code']} | {r['latency_ms']} ms | {r['concurrency']} | {r['requests']} | {r['peak_in_flight']} | "
-            f"{r['wall_s']} | {r['cpu_s']} | {r['ideal_s']} | {ratio} |"
+            f"| {r['code']} | {r['latency_ms']} ms | {r['concurrency']} | {r['requests']} "
+            f"| {r['peak_in_flight']} / {r['mean_in_flight']} | {r['wall_s']} | {r['to_first_request_s']} "
+            f"| {r['busy_s']} | {r['after_last_reply_s']} | {r['cpu_s']} | {r['ideal_s']} | {ratio} |"
         )
 
 

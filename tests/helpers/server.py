@@ -19,7 +19,11 @@
 - ``replay``: a recorded server reply (``load_fixture(name)``, from ``tests/fixtures/servers``):
   chat requests that use one of the fixture's ``when`` modes (or all, for ``"any"``) get its
   status, content type and body, byte for byte, so the client meets the real servers' quirks.
-- Counters: ``total_requests``, ``by_status``, ``by_kind``, ``peak_in_flight``, ``requests`` (bodies),
+- Counters: ``total_requests``, ``by_status``, ``by_kind``, ``peak_in_flight``, ``in_flight_s`` (the
+  time integral of the number in flight: over the busy window it gives the mean number in flight),
+  ``first_request_at`` / ``last_reply_at`` (``time.time()`` of the first request counted and of the
+  last one to leave; None before), ``requests`` (bodies),
+  and at ``GET /v1/stats`` also ``process_cpu_s`` (the CPU time of the server's whole process),
   ``authorizations`` (the Authorization header of each request),
   ``structured_modes`` (the mode each chat request used). A request whose client hangs up while it
   waits (latency or an injected timeout) stops counting as in flight at once and is counted as
@@ -427,6 +431,10 @@ class FakeOpenAIServer:
             self.total_requests = 0
             self.in_flight = 0
             self.peak_in_flight = 0
+            self.in_flight_s = 0.0
+            self._counted_at = time.monotonic()
+            self.first_request_at: float | None = None
+            self.last_reply_at: float | None = None
             self._pending: dict[int, socket.socket | None] = {}
             self._next_token = 0
             self.by_status: Counter[int] = Counter()
@@ -502,10 +510,13 @@ class FakeOpenAIServer:
         times out, closes its connection and only then sends its next request is never seen with
         one request too many in flight because a handler thread has not yet noticed the EOF."""
         with self._lock:
+            self._count_time()
             for token, pending in list(self._pending.items()):
                 if _client_gone(pending):
                     del self._pending[token]
                     self.in_flight -= 1
+            if self.first_request_at is None:
+                self.first_request_at = time.time()
             self._next_token += 1
             token = self._next_token
             self._pending[token] = sock
@@ -517,10 +528,18 @@ class FakeOpenAIServer:
 
     def _leave(self, token: int, status: int, kind: str) -> None:
         with self._lock:
+            self._count_time()
             if self._pending.pop(token, _REAPED) is not _REAPED:
                 self.in_flight -= 1
+            self.last_reply_at = time.time()
             self.by_status[status] += 1
             self.by_kind[kind] += 1
+
+    def _count_time(self) -> None:
+        """Add the time since the last change times the number in flight (under the lock)."""
+        now = time.monotonic()
+        self.in_flight_s += self.in_flight * (now - self._counted_at)
+        self._counted_at = now
 
     def _sleep(self, seconds: float, gone: Callable[[float], bool] | None = None) -> bool:
         """Sleep ``seconds`` (woken by stop()); True when the client hung up meanwhile."""
@@ -744,6 +763,10 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                         {
                             "total_requests": server.total_requests,
                             "peak_in_flight": server.peak_in_flight,
+                            "in_flight_s": server.in_flight_s,
+                            "first_request_at": server.first_request_at,
+                            "last_reply_at": server.last_reply_at,
+                            "process_cpu_s": time.process_time(),
                             "by_kind": dict(server.by_kind),
                             "by_status": {str(k): v for k, v in server.by_status.items()},
                         }

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from helpers.server import FakeOpenAIServer
-from ragmeter.errors import ConfigError, JudgeError, RateLimitError, TransportError
+from helpers.server import FakeOpenAIServer, load_fixture
+from ragmeter.errors import ConfigError, EndpointError, JudgeError, RateLimitError, TransportError
 from ragmeter.judges import JudgeConfig, LLMCache, ModelClient, OpenAICompatibleProvider
 from ragmeter.judges.limits import TokenBucket
 from ragmeter.judges.providers.openai_compat import parse_retry_after
@@ -428,3 +428,19 @@ async def test_abandoned_requests_do_not_count_as_in_flight(fake_openai_server: 
         await asyncio.gather(*(client.generate(req(f"q{i}")) for i in range(6)))
     assert fake_openai_server.by_status[499] == 6 and fake_openai_server.by_status[200] == 6
     assert fake_openai_server.peak_in_flight <= 2
+
+
+async def test_after_an_endpoint_error_nothing_more_is_sent(fake_openai_server: FakeOpenAIServer) -> None:
+    """A 401 stops the endpoint: requests already out get their own answer; every later call (and
+    every one that was waiting for a slot) raises the same EndpointError without a request."""
+    fake_openai_server.replay = load_fixture("openai_401_bad_key")
+    fake_openai_server.latency_s = 0.05
+    async with client_for(fake_openai_server, concurrency=2) as client:
+        calls = (client.generate(req(f"q{i}")) for i in range(6))
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        with pytest.raises(EndpointError) as later:
+            await client.generate(req("later"))
+    assert all(isinstance(r, EndpointError) and r.reason == "auth" for r in results)
+    assert later.value.reason == "auth" and later.value.status == 401
+    assert fake_openai_server.total_requests == 2  # the two in flight when the first answer came
+    assert client.retries == 0

@@ -85,17 +85,26 @@ async def test_auto_falls_back_past_each_servers_refusal(
     assert f"structured output mode {settled!r} works" in caplog.text
 
 
-async def test_concurrent_first_requests_probe_once(fake_openai_server: FakeOpenAIServer) -> None:
-    """Sixteen requests at once against llama-cpp-python's 500: one probe, not sixteen."""
+async def test_concurrent_first_requests_go_out_at_once_and_fall_back_once(
+    fake_openai_server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Sixteen requests at once against llama-cpp-python's 500: none waits for a probe; each is
+    refused once in the first mode and sent again in the next, with one warning and no retry."""
     fake_openai_server.replay = load_fixture("llama_cpp_python_json_schema")
     fake_openai_server.responder = lambda body: '{"a": 1}'
     fake_openai_server.latency_s = 0.05
-    async with client_for(fake_openai_server, concurrency=16) as client:
-        replies = await asyncio.gather(*(client.generate(req(f"q{i}")) for i in range(16)))
-    assert all(r.text == '{"a": 1}' for r in replies)
-    assert fake_openai_server.structured_modes.count("json_schema") == 1
-    assert fake_openai_server.structured_modes.count("json_object_schema") == 16
-    assert fake_openai_server.by_status[500] == 1 and client.retries == 0
+    with caplog.at_level(logging.WARNING, logger="ragmeter.judges"):
+        async with client_for(fake_openai_server, concurrency=16) as client:
+            replies = await asyncio.gather(*(client.generate(req(f"q{i}")) for i in range(16)))
+            later = await client.generate(req("later"))
+    assert all(r.text == '{"a": 1}' for r in [*replies, later])
+    assert fake_openai_server.peak_in_flight == 16  # no request waited for another's reply
+    modes = fake_openai_server.structured_modes
+    assert modes.count("json_schema") == 16 and modes.count("json_object_schema") == 17
+    assert modes[-1] == "json_object_schema"  # settled: later requests skip the refused mode
+    assert fake_openai_server.by_status[500] == 16 and client.retries == 0
+    assert caplog.text.count("trying 'json_object_schema'") == 1
+    assert caplog.text.count("works; using it") == 1
 
 
 @pytest.mark.parametrize("name", ["lmstudio_json_object", "llama_cpp_python_json_schema"])

@@ -27,6 +27,10 @@ Steps (names used in ``Metric.steps`` and ``Judge.supports``):
 
 A judge that cannot do a step raises :class:`~ragmeter.errors.UnsupportedStepError` from it, and
 returns False from ``supports(step)`` so the runner can refuse the run before any call.
+
+Optional: ``async warm_up(steps)`` loads what the run's steps need and the judge would otherwise
+load on first use (a model); the runner starts it beside the first jobs, so the load overlaps
+with them, and waits for it before the run ends.
 """
 
 from __future__ import annotations

@@ -68,6 +68,8 @@ class NullCache:
     """A cache that stores nothing."""
 
     path: Path | None = None
+    #: False: lookups always miss, so callers need not compute keys (a key hashes the whole request)
+    stores = False
 
     def get_chat(self, key: str) -> ChatResponse | None:
         return None
@@ -90,6 +92,8 @@ class NullCache:
 
 class LLMCache(NullCache):
     """SQLite cache at ``path`` (a file; its directory is created)."""
+
+    stores = True
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

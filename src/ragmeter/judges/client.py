@@ -5,14 +5,13 @@ One client per endpoint. For each request: cache lookup; rpm/tpm limiter; a sema
 the provider call under ``timeout_s``; on :class:`RateLimitError` /
 :class:`TransportError` a retry after ``max(retry_after, backoff)`` with exponential backoff and
 full jitter (the semaphore slot is released while sleeping); any other :class:`JudgeError` raises at
-once. Every finished call (success, cache hit or final failure) is appended to the running job's
-:class:`CallLog` as a :class:`CallRecord`, and added to the client's running totals.
+once; after an :class:`EndpointError` (the endpoint cannot serve the run) the client sends nothing
+more and raises it again for every call. Every finished call (success, cache hit or final failure)
+is appended to the running job's :class:`CallLog` as a :class:`CallRecord`, and added to the
+client's running totals.
 
 Before each retry a :class:`RetryNotice` (error, attempt, next try in N s) goes to whoever listens
-(:data:`current_retry_listener`: the runner's progress display). A provider that still has to find
-out what the endpoint takes (``needs_settling(request)``: the structured-output mode in ``auto``)
-gets one request at a time until it knows: one lock per client, so concurrent first requests do not
-all probe the server.
+(:data:`current_retry_listener`: the runner's progress display).
 """
 
 from __future__ import annotations
@@ -20,13 +19,12 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
-from ragmeter.errors import JudgeError, RateLimitError, TransportError, UnsupportedStepError
+from ragmeter.errors import EndpointError, JudgeError, RateLimitError, TransportError, UnsupportedStepError
 from ragmeter.judges.cache import LLMCache, NullCache, chat_key, embed_key, provider_identity
 from ragmeter.judges.config import JudgeConfig
 from ragmeter.judges.limits import RateLimiter
@@ -84,8 +82,6 @@ class ModelClient:
         self._sem: asyncio.Semaphore | None = None
         self._sem_key: tuple[asyncio.AbstractEventLoop, int] | None = None
         self.run_concurrency = DEFAULT_CONCURRENCY
-        self._settle: asyncio.Lock | None = None
-        self._settle_loop: asyncio.AbstractEventLoop | None = None
         # running totals
         self.usage = Usage()
         self.calls = 0
@@ -94,6 +90,9 @@ class ModelClient:
         self.estimated_usage = False
         self.in_flight = 0
         self.peak_in_flight = 0
+        # the EndpointError that stopped this endpoint: later calls raise it without a request, so
+        # the requests already out are the only ones the broken endpoint sees
+        self._stopped: EndpointError | None = None
         self.sleeps: list[float] = []  # backoff sleeps, in order
 
     # -- identity ---------------------------------------------------------------------------------
@@ -161,28 +160,6 @@ class ModelClient:
             self._sem_key = key
         return self._sem
 
-    @asynccontextmanager
-    async def _settling(self, request: ChatRequest) -> AsyncIterator[None]:
-        """Hold the endpoint's settle lock while the provider still has to find out what the
-        endpoint takes; requests that wait for it go on freely once it knows."""
-        needs = getattr(self.provider, "needs_settling", None)
-        if not callable(needs) or not needs(request):
-            yield
-            return
-        loop = asyncio.get_running_loop()
-        if self._settle is None or self._settle_loop is not loop:
-            self._settle, self._settle_loop = asyncio.Lock(), loop
-        lock = self._settle
-        await lock.acquire()
-        if not needs(request):  # settled while this one waited
-            lock.release()
-            yield
-            return
-        try:
-            yield
-        finally:
-            lock.release()
-
     def _backoff(self, attempt: int) -> float:
         cfg = self.config
         ceiling = min(cfg.backoff_max_s, cfg.backoff_base_s * (2 ** (attempt - 1)))
@@ -199,6 +176,8 @@ class ModelClient:
                 await self._limiter.acquire(est_tokens)
             error: JudgeError
             async with sem:
+                if self._stopped is not None:  # the endpoint failed for good: send nothing more
+                    raise _again(self._stopped)
                 self.in_flight += 1
                 self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
                 try:
@@ -210,6 +189,10 @@ class ModelClient:
                     error = TransportError(f"{self.name}: request timed out after {cfg.timeout_s}s")
                 except (RateLimitError, TransportError) as e:
                     error = e
+                except EndpointError as e:
+                    e.attempts = attempt  # type: ignore[attr-defined]
+                    self._stopped = e
+                    raise
                 except JudgeError as e:
                     e.attempts = attempt  # type: ignore[attr-defined]
                     raise
@@ -241,8 +224,8 @@ class ModelClient:
         generate = getattr(self.provider, "generate", None)
         if not callable(generate):
             raise UnsupportedStepError(self.name, request.step or "generate", "this provider has no chat")
-        key = chat_key(self._identity, request)
-        hit = self.cache.get_chat(key)
+        key = chat_key(self._identity, request) if self.cache.stores else None
+        hit = self.cache.get_chat(key) if key is not None else None
         if hit is not None:
             usage = Usage(cached_requests=1)
             self._finish(
@@ -262,8 +245,7 @@ class ModelClient:
         est = estimate_message_tokens(request.messages) + (request.max_tokens or 0) // 4
         started = time.monotonic()
         try:
-            async with self._settling(request):
-                response, attempts = await self._call(lambda: self.provider.generate(request), est)
+            response, attempts = await self._call(lambda: self.provider.generate(request), est)
         except JudgeError as e:
             attempts = int(getattr(e, "attempts", 1))
             self._finish(
@@ -291,7 +273,8 @@ class ModelClient:
             cached_tokens=u.cached_tokens,
         )
         self._limiter.settle(est, usage.total_tokens)
-        self.cache.put_chat(key, ChatResponse(response.text, usage, response.model, response.finish_reason))
+        if key is not None:
+            self.cache.put_chat(key, ChatResponse(response.text, usage, response.model, response.finish_reason))
         self._finish(
             CallRecord(
                 step=request.step,
@@ -392,6 +375,20 @@ class ModelClient:
                 attempts=attempts,
             )
         )
+
+
+def _again(error: EndpointError) -> EndpointError:
+    """A fresh copy of ``error`` for another caller (one exception object is not raised twice)."""
+    again = EndpointError(
+        str(error),
+        reason=error.reason,
+        endpoint=error.endpoint,
+        status=error.status,
+        server_message=error.server_message,
+        raw=error.raw,
+    )
+    again.attempts = 0  # type: ignore[attr-defined]
+    return again
 
 
 def _short_error(error: BaseException) -> str:

@@ -27,9 +27,10 @@ separate steps would (``analyse_contexts`` remains for prompt overrides and dire
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -138,6 +139,7 @@ class LLMJudge(MoreSteps):
             raise ConfigError(f"prompt override directory {self.prompts_dir} does not exist")
         self.name = name or client.name
         self._prompts: dict[tuple[str, str], Prompt] = {}
+        self._langs: dict[str, str] = {}  # the language asked -> the prompts' language (see _lang)
         self._owned: list[Any] = []  # resources closed by aclose (set by make_judge)
         self.memo = StepMemo(memo_size, model=client.model)
         self.combine_steps = bool(combine)
@@ -185,6 +187,20 @@ class LLMJudge(MoreSteps):
         if isinstance(self.embedder, ModelClient):
             self.embedder.set_run_concurrency(n)
 
+    async def warm_up(self, steps: Collection[str]) -> None:
+        """Load now what ``steps`` need and would otherwise load on first use: an in-process
+        embedder's model (the local one takes about a second, in its worker thread). The runner
+        starts this beside the run's first requests, so the load overlaps with waiting on the
+        endpoint instead of holding up the first sample that embeds. A failure is left to that
+        first real call, which reports it on its own score."""
+        emb = self.embedder
+        if "embed" not in steps or emb is None or isinstance(emb, ModelClient):
+            return  # a remote embedder loads nothing here (and a probe would cost a request)
+        with contextlib.suppress(Exception):
+            result = emb.embed(["warm-up"])
+            if inspect.isawaitable(result):
+                await result
+
     @property
     def in_flight(self) -> int:
         """Requests waiting on the endpoint(s) now (the progress bar shows it)."""
@@ -218,13 +234,18 @@ class LLMJudge(MoreSteps):
         return p
 
     def _lang(self, lang: str) -> str:
-        """Languages without built-in prompts use English prompts (which ask for the text's language)."""
-        lang = normalize_lang(lang)
-        if lang in available_languages():
-            return lang
-        if self.prompts_dir is not None and (self.prompts_dir / lang).is_dir():
-            return lang
-        return "en"
+        """Languages without built-in prompts use English prompts (which ask for the text's language).
+
+        Every step asks this, so the answer is kept per judge (it lists the prompt folders)."""
+        found = self._langs.get(lang)
+        if found is None:
+            found = normalize_lang(lang)
+            if found not in available_languages() and not (
+                self.prompts_dir is not None and (self.prompts_dir / found).is_dir()
+            ):
+                found = "en"
+            self._langs[lang] = found
+        return found
 
     # -- the ask / parse / repair cycle ---------------------------------------------------------------
 

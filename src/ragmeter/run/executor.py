@@ -246,5 +246,14 @@ async def run_jobs(
             tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
         finally:
             current_retry_listener.reset(listening)
+        warm_up = getattr(judge, "warm_up", None)
+        if callable(warm_up) and jobs:  # after the workers: their first requests go out first
+            tasks.append(asyncio.ensure_future(warm_up(steps_of(jobs))))
         await gather_or_cancel(tasks)
     return recorder.rows, recorder.done
+
+
+def steps_of(jobs: Sequence[Job]) -> frozenset[str]:
+    """The judge steps the jobs' metrics ask for."""
+    metrics = {id(j.metric): j.metric for j in jobs}
+    return frozenset(step for m in metrics.values() for step in m.steps)

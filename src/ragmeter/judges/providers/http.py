@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
+import urllib.request
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -31,6 +33,8 @@ from ragmeter import __version__
 
 #: the SDK's default when no timeout is given: 600 s overall, 5 s to connect
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=5.0)
+#: how long an idle connection is kept for the next request (httpx's default)
+KEEPALIVE_EXPIRY_S = 5.0
 
 
 class StatusError(Exception):
@@ -73,10 +77,38 @@ def auth_headers(name: str, api_key: str) -> dict[str, str]:
     return headers
 
 
-def make_client(name: str, api_key: str, default_headers: Mapping[str, str]) -> httpx.AsyncClient:
+class PooledTransport(httpx.AsyncHTTPTransport):
+    """``httpx2``'s transport with its connection pool on asyncio's own transports
+    (:class:`~ragmeter.judges.providers.netstream.AsyncioBackend`), not anyio's streams.
+
+    The pool is the one ``AsyncHTTPTransport`` builds (HTTP/1.1, no retries, keep-alive 5 s, no
+    cap on connections); only its network backend differs. ``ssl_context`` None: a TLS connection
+    (an ``http://`` endpoint redirected to ``https://``) gets ``httpcore2``'s default context,
+    the one ``httpx2`` would have built, when it is needed instead of at every start."""
+
+    def __init__(self, ssl_context: ssl.SSLContext | None) -> None:
+        # not super().__init__(): that builds the anyio pool (and a TLS context) only to drop them
+        import httpcore2
+
+        from ragmeter.judges.providers.netstream import AsyncioBackend
+
+        self._pool = httpcore2.AsyncConnectionPool(
+            ssl_context=ssl_context,
+            max_connections=None,
+            max_keepalive_connections=None,
+            keepalive_expiry=KEEPALIVE_EXPIRY_S,
+            network_backend=AsyncioBackend(),
+        )
+
+
+def make_client(name: str, api_key: str, default_headers: Mapping[str, str], base_url: str) -> httpx.AsyncClient:
     """The client for one event loop. The pool keeps every connection it opened alive and sets no
     cap of its own: the number in flight is bounded by :class:`~ragmeter.judges.client.ModelClient`
-    (the run's concurrency), so the pool grows to exactly that many and a request never waits on it."""
+    (the run's concurrency), so the pool grows to exactly that many and a request never waits on it.
+
+    The pool runs on :class:`PooledTransport`, unless the environment names a proxy
+    (``HTTPS_PROXY``, ``ALL_PROXY``...): then ``httpx2``'s own transport, which honours it (and
+    ``NO_PROXY``) as it always did."""
     headers = {
         "Accept": "application/json",
         "Content-Type": "application/json",
@@ -84,11 +116,18 @@ def make_client(name: str, api_key: str, default_headers: Mapping[str, str]) -> 
         **auth_headers(name, api_key),
         **default_headers,
     }
+    if urllib.request.getproxies():
+        return httpx.AsyncClient(
+            headers=headers,
+            timeout=DEFAULT_TIMEOUT,
+            limits=httpx.Limits(
+                max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_EXPIRY_S
+            ),
+            follow_redirects=True,
+        )
+    tls = httpx.create_ssl_context() if base_url.lower().startswith("https:") else None
     return httpx.AsyncClient(
-        headers=headers,
-        timeout=DEFAULT_TIMEOUT,
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
-        follow_redirects=True,
+        headers=headers, timeout=DEFAULT_TIMEOUT, transport=PooledTransport(tls), follow_redirects=True
     )
 
 
@@ -139,6 +178,8 @@ async def post_json(
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "KEEPALIVE_EXPIRY_S",
+    "PooledTransport",
     "StatusError",
     "auth_headers",
     "endpoint_url",

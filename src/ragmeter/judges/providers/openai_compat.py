@@ -11,9 +11,13 @@ once); a context-length 400 -> :class:`ContextTooLong`, a content filter -> :cla
 other 4xx -> :class:`RequestRejected` (that request only, never retried).
 
 ``structured="auto"`` tries :data:`AUTO_FALLBACK` in order and keeps the first mode the server
-takes (:meth:`needs_settling` lets the client send one probe at a time); a reply that rejects a
-mode moves to the next one, whether the server says so with 400/422 or, like llama-cpp-python,
-with a 500. A mode named explicitly and refused is an :class:`EndpointError`.
+takes; a reply that rejects a mode moves to the next one, whether the server says so with 400/422
+or, like llama-cpp-python, with a 500. Requests do not wait for the first reply to learn the mode:
+the run's first N requests go out at once in the first mode (most servers take it, and waiting
+would idle N - 1 request slots for a whole round trip). Against a server that refuses it they are
+all refused at once (before any generation, so no tokens); the first refusal moves the mode on,
+with one warning, and every refused request is sent again in the mode now current, never twice in
+a refused one. A mode named explicitly and refused is an :class:`EndpointError`.
 """
 
 from __future__ import annotations
@@ -225,7 +229,7 @@ class OpenAICompatibleProvider:
             return self._client
         from ragmeter.judges.providers.http import make_client
 
-        self._client = make_client(self.name, self._api_key, self.default_headers)
+        self._client = make_client(self.name, self._api_key, self.default_headers, self.base_url)
         self._client_loop = loop
         closer = _close_at_loop_end(self._client)
         await closer.__anext__()
@@ -279,11 +283,6 @@ class OpenAICompatibleProvider:
         i = AUTO_FALLBACK.index(mode)
         return AUTO_FALLBACK[i + 1] if i + 1 < len(AUTO_FALLBACK) else None
 
-    def needs_settling(self, request: ChatRequest) -> bool:
-        """True while ``auto`` has not yet found the structured mode this endpoint takes: the
-        client lets one such request through at a time (it is the probe), the rest wait."""
-        return request.json_schema is not None and (self.structured or "auto") == "auto" and not self._settled
-
     @property
     def where(self) -> str:
         return f"{self.name} ({self.base_url}, model {self.model})"
@@ -310,6 +309,10 @@ class OpenAICompatibleProvider:
                 msg = self._redact(server_message(e))
                 if structured:
                     if rejects_mode(e.status_code, msg):
+                        current = self.structured_mode
+                        if current != mode:  # a concurrent request moved on already: follow it
+                            mode = current
+                            continue
                         nxt = self._next_auto_mode(mode)
                         if nxt is None:
                             raise EndpointError(
