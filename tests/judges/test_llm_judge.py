@@ -358,3 +358,40 @@ def test_builtin_prompts_are_complete_and_their_examples_parse() -> None:
             assert examples, (step, lang)
             for e in examples:
                 parse_json(e, p.schema)
+
+
+class CountingEmbedder:
+    """An in-process embedder (like the local one) that records what it was asked."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+
+async def test_warm_up_loads_an_in_process_embedder_once_the_first_reply_is_in() -> None:
+    import asyncio
+
+    emb = CountingEmbedder()
+    judge, _ = judge_with([json.dumps({"questions": ["q?"], "noncommittal": 0})], embedder=emb)
+    warming = asyncio.ensure_future(judge.warm_up({"generate_questions", "embed"}))
+    await asyncio.sleep(0.01)
+    assert emb.calls == [] and not warming.done()  # the first wave of requests goes out first
+    await judge.generate_questions("An answer.")
+    await asyncio.wait_for(warming, 1)
+    assert emb.calls == [["warm-up"]]
+
+
+async def test_warm_up_without_llm_steps_loads_at_once_and_skips_what_it_need_not_load() -> None:
+    emb = CountingEmbedder()
+    judge, _ = judge_with([], embedder=emb)
+    await judge.warm_up({"embed"})
+    assert emb.calls == [["warm-up"]]
+    await judge.warm_up({"generate_questions"})  # no embed step: nothing to load
+    assert emb.calls == [["warm-up"]]
+    remote = ModelClient(FakeEmbeddingProvider(), FAST)
+    judge2, _ = judge_with([], embedder=remote)
+    await judge2.warm_up({"embed"})  # a remote embedder is never probed: that would be a request
+    assert remote.calls == 0

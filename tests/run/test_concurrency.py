@@ -131,3 +131,37 @@ def test_the_progress_bar_shows_requests_in_flight() -> None:
         assert not any("in flight" in getattr(c, "text_format", "") for c in plain._bar.columns)
     finally:
         plain.close()
+
+
+async def test_the_runner_warms_the_judge_beside_the_jobs_and_never_waits_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge's warm_up gets the steps of the run's metrics, starts with the jobs, and one that
+    is still waiting when the last job is done is cancelled, not waited for."""
+    import asyncio
+
+    from ragmeter.judges.llm import LLMJudge
+
+    seen: list[frozenset[str]] = []
+    cancelled: list[bool] = []
+
+    async def warm_up(self: LLMJudge, steps: frozenset[str]) -> None:
+        seen.append(frozenset(steps))
+        try:
+            await asyncio.Event().wait()  # never done by itself
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+
+    monkeypatch.setattr(LLMJudge, "warm_up", warm_up)
+    with FakeOpenAIServer() as server:
+        judge = make_judge("openai-compatible:fake-model", base_url=server.url)
+        try:
+            result = await asyncio.wait_for(
+                ragmeter.aevaluate(_rows(3), CORE, judge, concurrency=4, out=tmp_path), 60
+            )
+        finally:
+            await judge.aclose()
+    assert result.summary()["faithfulness"].n_scored == 3
+    assert seen == [frozenset({"extract_claims", "verify_claims", "generate_questions", "embed", "rate_chunks"})]
+    assert cancelled == [True]

@@ -93,6 +93,7 @@ class ModelClient:
         # the EndpointError that stopped this endpoint: later calls raise it without a request, so
         # the requests already out are the only ones the broken endpoint sees
         self._stopped: EndpointError | None = None
+        self._answered: asyncio.Future[None] | None = None  # see answered()
         self.sleeps: list[float] = []  # backoff sleeps, in order
 
     # -- identity ---------------------------------------------------------------------------------
@@ -217,6 +218,18 @@ class ModelClient:
         if record.error is not None:
             self.failed_calls += 1
         record_call(record)
+        answered, self._answered = self._answered, None
+        if answered is not None and not answered.done():
+            answered.set_result(None)
+
+    async def answered(self) -> None:
+        """Return once this client has finished a call (at once if it has): by then the run's first
+        wave of requests is on the wire and the process mostly waits on the endpoint."""
+        if self.calls:
+            return
+        if self._answered is None or self._answered.get_loop() is not asyncio.get_running_loop():
+            self._answered = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self._answered)
 
     # -- chat ---------------------------------------------------------------------------------------
 

@@ -188,14 +188,17 @@ class LLMJudge(MoreSteps):
             self.embedder.set_run_concurrency(n)
 
     async def warm_up(self, steps: Collection[str]) -> None:
-        """Load now what ``steps`` need and would otherwise load on first use: an in-process
-        embedder's model (the local one takes about a second, in its worker thread). The runner
-        starts this beside the run's first requests, so the load overlaps with waiting on the
-        endpoint instead of holding up the first sample that embeds. A failure is left to that
-        first real call, which reports it on its own score."""
+        """Load what ``steps`` need and would otherwise load on first use: an in-process
+        embedder's model (the local one takes about a second of CPU, in its worker thread), once
+        the first reply is in. Then the run's first wave of requests is already out, so the load
+        overlaps with waiting on the endpoint instead of delaying those requests (it holds the
+        interpreter most of that second) or the first sample that embeds. A failure is left to
+        that first real call, which reports it on its own score."""
         emb = self.embedder
         if "embed" not in steps or emb is None or isinstance(emb, ModelClient):
             return  # a remote embedder loads nothing here (and a probe would cost a request)
+        if any(step != "embed" for step in steps):
+            await self.client.answered()
         with contextlib.suppress(Exception):
             result = emb.embed(["warm-up"])
             if inspect.isawaitable(result):

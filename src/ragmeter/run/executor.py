@@ -247,9 +247,14 @@ async def run_jobs(
         finally:
             current_retry_listener.reset(listening)
         warm_up = getattr(judge, "warm_up", None)
-        if callable(warm_up) and jobs:  # after the workers: their first requests go out first
-            tasks.append(asyncio.ensure_future(warm_up(steps_of(jobs))))
-        await gather_or_cancel(tasks)
+        warming = asyncio.ensure_future(warm_up(steps_of(jobs))) if callable(warm_up) and jobs else None
+        try:
+            await gather_or_cancel(tasks)
+        finally:
+            if warming is not None:  # done by now, or waiting for something the run never needed
+                warming.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await warming
     return recorder.rows, recorder.done
 
 

@@ -253,4 +253,119 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
         await asyncio.sleep(seconds)
 
 
-__all__ = ["READ_HIGH_WATER", "AsyncioBackend", "AsyncioStream"]
+class KeepAlivePool:
+    """``httpcore2``'s connection pool, cut to what an unbounded HTTP/1.1 pool needs: idle
+    connections kept per origin and reused newest first, a new connection when none is idle.
+
+    ``httpcore2.AsyncConnectionPool`` re-examines every connection it holds each time a request
+    starts or ends (closed? idle? expired? reserved?), which at 64 connections was a fifth of the
+    run's CPU (docs/performance.md). With no cap on connections there is nothing to queue, so a
+    request only needs one idle connection, checked when taken. The connections themselves
+    (connect, TLS, HTTP/1.1) are ``httpcore2``'s ``AsyncHTTPConnection``, unchanged."""
+
+    def __init__(self, ssl_context: ssl.SSLContext | None, keepalive_expiry: float) -> None:
+        self._ssl_context = ssl_context
+        self._keepalive_expiry = keepalive_expiry
+        self._backend = AsyncioBackend()
+        # idle connections by origin (scheme, host, port: httpcore2's Origin is not hashable)
+        self._idle: dict[tuple[bytes, bytes, int], list[httpcore2.AsyncHTTPConnection]] = {}
+        self._open: set[httpcore2.AsyncHTTPConnection] = set()
+
+    async def _take(self, origin: httpcore2.Origin) -> httpcore2.AsyncHTTPConnection:
+        idle = self._idle.get(_key(origin))
+        while idle:
+            conn = idle.pop()
+            if conn.is_idle() and not conn.has_expired():
+                return conn
+            await self._drop(conn)  # closed by the server, or kept past its expiry
+        conn = httpcore2.AsyncHTTPConnection(
+            origin=origin,
+            ssl_context=self._ssl_context,
+            keepalive_expiry=self._keepalive_expiry,
+            network_backend=self._backend,
+        )
+        self._open.add(conn)
+        return conn
+
+    async def _drop(self, conn: httpcore2.AsyncHTTPConnection) -> None:
+        self._open.discard(conn)
+        if not conn.is_closed():
+            await conn.aclose()  # closes the transport; nothing to wait for
+
+    async def release(self, conn: httpcore2.AsyncHTTPConnection, origin: httpcore2.Origin) -> None:
+        """A request is done with ``conn``: keep it for the next one, or let it go."""
+        if conn.is_idle() and not conn.is_closed():
+            self._idle.setdefault(_key(origin), []).append(conn)
+        else:
+            await self._drop(conn)
+
+    async def handle_async_request(self, request: httpcore2.Request) -> httpcore2.Response:
+        if request.url.scheme not in (b"http", b"https"):
+            raise httpcore2.UnsupportedProtocol(f"unsupported URL scheme {request.url.scheme.decode()!r}")
+        origin = request.url.origin
+        while True:
+            conn = await self._take(origin)
+            try:
+                response = await conn.handle_async_request(request)
+            except httpcore2.ConnectionNotAvailable:  # it stopped being idle: take another
+                self._open.discard(conn)
+                continue
+            except BaseException:
+                await self.release(conn, origin)
+                raise
+            return httpcore2.Response(
+                status=response.status,
+                headers=response.headers,
+                content=_Released(response.stream, self, conn, origin),  # type: ignore[arg-type]
+                extensions=response.extensions,
+            )
+
+    async def aclose(self) -> None:
+        conns, self._open = list(self._open), set()
+        self._idle.clear()
+        for conn in conns:
+            await conn.aclose()
+
+    async def __aenter__(self) -> KeepAlivePool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _key(origin: httpcore2.Origin) -> tuple[bytes, bytes, int]:
+    return (origin.scheme, origin.host, origin.port)
+
+
+class _Released:
+    """A response body that gives its connection back to the pool once read or closed."""
+
+    def __init__(
+        self, stream: Any, pool: KeepAlivePool, conn: httpcore2.AsyncHTTPConnection, origin: httpcore2.Origin
+    ) -> None:
+        self._stream = stream
+        self._pool = pool
+        self._conn = conn
+        self._origin = origin
+        self._closed = False
+
+    async def __aiter__(self) -> Any:
+        try:
+            async for chunk in self._stream:
+                yield chunk
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if hasattr(self._stream, "aclose"):
+                await self._stream.aclose()
+        finally:
+            await self._pool.release(self._conn, self._origin)
+
+
+__all__ = ["READ_HIGH_WATER", "AsyncioBackend", "AsyncioStream", "KeepAlivePool"]

@@ -155,6 +155,7 @@ class OpenAICompatibleProvider:
         self._mode: str | None = None  # in auto: the mode to send (moves on when one is refused)
         self._settled = False  # in auto: a request in self._mode succeeded
         self._client: Any = None
+        self._urls: dict[str, Any] = {}  # path -> its parsed URL (see _post)
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._closer: AsyncGenerator[None, None] | None = None
 
@@ -247,11 +248,13 @@ class OpenAICompatibleProvider:
 
     async def _post(self, path: str, body: dict[str, Any]) -> Any:
         """POST ``body`` to ``path`` of this endpoint; the parsed reply (see ``http.read_reply``)."""
-        from ragmeter.judges.providers.http import endpoint_url, post_json
+        from ragmeter.judges.providers.http import endpoint_url, httpx_url, post_json
 
         client = await self._get_client()
         params = {"api-version": self.api_version or DEFAULT_AZURE_API_VERSION} if self.name == "azure" else None
-        url = endpoint_url(self.name, self.base_url, path, self.model)
+        url = self._urls.get(path)
+        if url is None:  # parsed once per path: httpx would parse the string on every request
+            url = self._urls[path] = httpx_url(endpoint_url(self.name, self.base_url, path, self.model))
         return await post_json(client, url, body, params=params, timeout_s=self.timeout_s)
 
     def _structured_fields(self, request: ChatRequest, mode: str) -> dict[str, Any]:
