@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragmeter.log.store import SCHEMA_VERSION, STATUSES, RunInfo, RunStore, ScoreRow, new_run_id
+from ragmeter.log.schema import SCHEMA_VERSION
+from ragmeter.log.store import STATUSES, RunInfo, RunStore, ScoreRow, new_run_id
 
 
 def default_store_dir() -> Path:

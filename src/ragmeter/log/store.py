@@ -14,22 +14,7 @@ scores finished in the last 100 ms (at most the last group); Ctrl-C and any erro
 (the runner flushes on the way out), and ``--resume`` scores what was lost again. Everything
 else (runs, samples, problems, status) commits at once.
 
-Tables::
-
-    schema_version(version)
-    runs(run_id PK, created_at, finished_at, status, meta JSON)
-    samples(run_id, idx, sample JSON, key)                 PK (run_id, idx)
-    problems(run_id, seq, file, row, field, message)       PK (run_id, seq)
-    scores(run_id, idx, metric, value, reason, details JSON, error_kind, error_message, error_raw,
-           usage JSON, calls JSON, duration_s, created_at) PK (run_id, idx, metric)
-
-Timestamps are ISO 8601 strings in UTC (``2024-05-01T12:00:00.123456+00:00``).
-``idx`` is the sample's position in the dataset that was run (0-based). ``key`` is the sample's
-stable key (:mod:`ragmeter.dataset.keys`), what ``compare`` matches two runs by.
-
-Schema versions: 1 had no ``samples.key``; opening a version-1 file adds the column (NULL for the
-runs already recorded: :meth:`RunStore.load_keys` derives their keys from the stored samples)
-and marks the file version 2. A file of a newer version than this code reads is refused.
+The tables, their versions and the migrations between them: :mod:`ragmeter.log.schema`.
 
 Methods that read a run accept a run id, a unique prefix of one, or ``"latest"`` / ``"last"``;
 methods that write take the exact run id.
@@ -52,66 +37,15 @@ from ragmeter.dataset.keys import sample_keys
 from ragmeter.dataset.sample import Sample
 from ragmeter.errors import DatasetError, RunError
 from ragmeter.judges.types import CallRecord, Usage
+from ragmeter.log.schema import BUSY_TIMEOUT_MS, INSERT_SCORE, prepare
+from ragmeter.log.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported (its old home)
 from ragmeter.log.serialize import call_to_dict, dumps, loads
 from ragmeter.metrics.base import Score
 
-SCHEMA_VERSION = 2
 DB_NAME = "runs.sqlite"
 STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed")
-_BUSY_TIMEOUT_MS = 30_000
 #: a run is not started (or resumed) with less free space than this on the store's disk
 MIN_FREE_BYTES = 16 * 1024 * 1024
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id      TEXT PRIMARY KEY,
-    created_at  TEXT NOT NULL,
-    finished_at TEXT,
-    status      TEXT NOT NULL CHECK (status IN ('running', 'finished', 'interrupted', 'failed')),
-    meta        TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at);
-CREATE TABLE IF NOT EXISTS samples (
-    run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
-    idx    INTEGER NOT NULL,
-    sample TEXT NOT NULL,
-    key    TEXT,
-    PRIMARY KEY (run_id, idx)
-);
-CREATE TABLE IF NOT EXISTS problems (
-    run_id  TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
-    seq     INTEGER NOT NULL,
-    file    TEXT,
-    row     INTEGER,
-    field   TEXT,
-    message TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-);
-CREATE TABLE IF NOT EXISTS scores (
-    run_id        TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
-    idx           INTEGER NOT NULL,
-    metric        TEXT NOT NULL,
-    value         REAL,
-    reason        TEXT NOT NULL,
-    details       TEXT NOT NULL,
-    error_kind    TEXT,
-    error_message TEXT,
-    error_raw     TEXT,
-    usage         TEXT NOT NULL,
-    calls         TEXT NOT NULL,
-    duration_s    REAL NOT NULL,
-    created_at    TEXT NOT NULL,
-    PRIMARY KEY (run_id, idx, metric)
-);
-"""
-
-
-_INSERT_SCORE = (
-    "INSERT OR REPLACE INTO scores (run_id, idx, metric, value, reason, details, error_kind, "
-    "error_message, error_raw, usage, calls, duration_s, created_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
@@ -177,7 +111,7 @@ class RunStore:
         self._lock = threading.RLock()
         try:
             self._conn: sqlite3.Connection | None = sqlite3.connect(
-                str(self.path), timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+                str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as exc:
             raise RunError(f"cannot open the run store {self.path}: {exc}") from exc
@@ -193,51 +127,7 @@ class RunStore:
     # ------------------------------------------------------------------ set-up
 
     def _setup(self) -> None:
-        conn = self._connection()
-        conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-        if mode is None or str(mode[0]).lower() != "wal":
-            raise RunError(f"cannot switch {self.path} to WAL mode (got {mode!r})")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        version = self._read_version(conn)
-        if version is None:
-            with self._tx() as c:
-                c.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-                row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
-                if row is None or row[0] is None:
-                    for stmt in _SCHEMA.split(";"):
-                        if stmt.strip():
-                            c.execute(stmt)
-                    c.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-                    version = SCHEMA_VERSION
-                else:
-                    version = int(row[0])
-        if version == 1:
-            self._migrate_1_to_2()
-        elif version > SCHEMA_VERSION:
-            raise RunError(
-                f"{self.path} was written by a newer ragmeter (run store schema {version}; this version "
-                f"reads up to {SCHEMA_VERSION}); upgrade ragmeter or use another --out directory"
-            )
-
-    def _migrate_1_to_2(self) -> None:
-        """Version 1 -> 2: the samples get a ``key`` column (NULL for runs recorded before)."""
-        with self._tx() as c:
-            row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            if row is not None and row[0] == 1:  # another process may have migrated meanwhile
-                c.execute("ALTER TABLE samples ADD COLUMN key TEXT")
-                c.execute("UPDATE schema_version SET version = 2")
-
-    @staticmethod
-    def _read_version(conn: sqlite3.Connection) -> int | None:
-        exists = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-        ).fetchone()
-        if not exists:
-            return None
-        row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-        return None if row is None or row[0] is None else int(row[0])
+        prepare(self._connection(), self.path, self._tx)
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -294,7 +184,7 @@ class RunStore:
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany(_INSERT_SCORE, rows)
+            conn.executemany(INSERT_SCORE, rows)
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             if conn.in_transaction:

@@ -1,0 +1,141 @@
+"""The run store's SQLite schema: its tables, its version, and the migrations between versions.
+
+Tables::
+
+    schema_version(version)
+    runs(run_id PK, created_at, finished_at, status, meta JSON)
+    samples(run_id, idx, sample JSON, key)                 PK (run_id, idx)
+    problems(run_id, seq, file, row, field, message)       PK (run_id, seq)
+    scores(run_id, idx, metric, value, reason, details JSON, error_kind, error_message, error_raw,
+           usage JSON, calls JSON, duration_s, created_at) PK (run_id, idx, metric)
+
+Timestamps are ISO 8601 strings in UTC (``2024-05-01T12:00:00.123456+00:00``).
+``idx`` is the sample's position in the dataset that was run (0-based). ``key`` is the sample's
+stable key (:mod:`ragmeter.dataset.keys`), what ``compare`` matches two runs by.
+
+Schema versions: 1 had no ``samples.key``; opening a version-1 file adds the column (NULL for the
+runs already recorded: :meth:`~ragmeter.log.store.RunStore.load_keys` derives their keys from the
+stored samples) and marks the file version 2. A file of a newer version than this code reads is
+refused.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from ragmeter.errors import RunError
+
+SCHEMA_VERSION = 2
+#: how long a writer or reader waits for another process's lock before failing
+BUSY_TIMEOUT_MS = 30_000
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id      TEXT PRIMARY KEY,
+    created_at  TEXT NOT NULL,
+    finished_at TEXT,
+    status      TEXT NOT NULL CHECK (status IN ('running', 'finished', 'interrupted', 'failed')),
+    meta        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at);
+CREATE TABLE IF NOT EXISTS samples (
+    run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    idx    INTEGER NOT NULL,
+    sample TEXT NOT NULL,
+    key    TEXT,
+    PRIMARY KEY (run_id, idx)
+);
+CREATE TABLE IF NOT EXISTS problems (
+    run_id  TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    file    TEXT,
+    row     INTEGER,
+    field   TEXT,
+    message TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS scores (
+    run_id        TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    idx           INTEGER NOT NULL,
+    metric        TEXT NOT NULL,
+    value         REAL,
+    reason        TEXT NOT NULL,
+    details       TEXT NOT NULL,
+    error_kind    TEXT,
+    error_message TEXT,
+    error_raw     TEXT,
+    usage         TEXT NOT NULL,
+    calls         TEXT NOT NULL,
+    duration_s    REAL NOT NULL,
+    created_at    TEXT NOT NULL,
+    PRIMARY KEY (run_id, idx, metric)
+);
+"""
+
+
+INSERT_SCORE = (
+    "INSERT OR REPLACE INTO scores (run_id, idx, metric, value, reason, details, error_kind, "
+    "error_message, error_raw, usage, calls, duration_s, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+#: a function that opens one write transaction (``RunStore._tx``)
+Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
+
+
+def prepare(conn: sqlite3.Connection, path: Path, tx: Transaction) -> None:
+    """Make the file at ``path`` (open as ``conn``) a run store of :data:`SCHEMA_VERSION`: WAL mode,
+    the tables when it is new, the migrations when it is older; refuse one that is newer."""
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+    if mode is None or str(mode[0]).lower() != "wal":
+        raise RunError(f"cannot switch {path} to WAL mode (got {mode!r})")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    version = read_version(conn)
+    if version is None:
+        with tx() as c:
+            c.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            if row is None or row[0] is None:
+                for stmt in SCHEMA.split(";"):
+                    if stmt.strip():
+                        c.execute(stmt)
+                c.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+                version = SCHEMA_VERSION
+            else:
+                version = int(row[0])
+    if version == 1:
+        migrate_1_to_2(tx)
+    elif version > SCHEMA_VERSION:
+        raise RunError(
+            f"{path} was written by a newer ragmeter (run store schema {version}; this version "
+            f"reads up to {SCHEMA_VERSION}); upgrade ragmeter or use another --out directory"
+        )
+
+
+def migrate_1_to_2(tx: Transaction) -> None:
+    """Version 1 -> 2: the samples get a ``key`` column (NULL for runs recorded before)."""
+    with tx() as c:
+        row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        if row is not None and row[0] == 1:  # another process may have migrated meanwhile
+            c.execute("ALTER TABLE samples ADD COLUMN key TEXT")
+            c.execute("UPDATE schema_version SET version = 2")
+
+
+def read_version(conn: sqlite3.Connection) -> int | None:
+    """The file's schema version; None for a file without one (new)."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchone()
+    if not exists:
+        return None
+    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+__all__ = ["BUSY_TIMEOUT_MS", "INSERT_SCORE", "SCHEMA", "SCHEMA_VERSION", "migrate_1_to_2", "prepare", "read_version"]
