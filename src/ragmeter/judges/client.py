@@ -6,7 +6,7 @@ the provider call under ``timeout_s``; on :class:`RateLimitError` /
 :class:`TransportError` a retry after ``max(retry_after, backoff)`` with exponential backoff and
 full jitter (the semaphore slot is released while sleeping); any other :class:`JudgeError` raises at
 once; after an :class:`EndpointError` (the endpoint cannot serve the run) the client sends nothing
-more and raises it again for every call. Every finished call (success, cache hit or final failure)
+more in that run (event loop) and raises it again for every call. Every finished call (success, cache hit or final failure)
 is appended to the running job's :class:`CallLog` as a :class:`CallRecord`, and added to the
 client's running totals.
 
@@ -90,9 +90,10 @@ class ModelClient:
         self.estimated_usage = False
         self.in_flight = 0
         self.peak_in_flight = 0
-        # the EndpointError that stopped this endpoint: later calls raise it without a request, so
-        # the requests already out are the only ones the broken endpoint sees
-        self._stopped: EndpointError | None = None
+        # the EndpointError that stopped this endpoint in the running event loop (one per run):
+        # later calls raise it without a request, so the requests already out are the only ones
+        # the broken endpoint sees
+        self._stopped: tuple[asyncio.AbstractEventLoop, EndpointError] | None = None
         self._answered: asyncio.Future[None] | None = None  # see answered()
         self.sleeps: list[float] = []  # backoff sleeps, in order
 
@@ -177,8 +178,9 @@ class ModelClient:
                 await self._limiter.acquire(est_tokens)
             error: JudgeError
             async with sem:
-                if self._stopped is not None:  # the endpoint failed for good: send nothing more
-                    raise _again(self._stopped)
+                stopped = self._stopped
+                if stopped is not None and stopped[0] is asyncio.get_running_loop():
+                    raise _again(stopped[1])  # the endpoint failed for good: send nothing more
                 self.in_flight += 1
                 self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
                 try:
@@ -192,7 +194,7 @@ class ModelClient:
                     error = e
                 except EndpointError as e:
                     e.attempts = attempt  # type: ignore[attr-defined]
-                    self._stopped = e
+                    self._stopped = (asyncio.get_running_loop(), e)
                     raise
                 except JudgeError as e:
                     e.attempts = attempt  # type: ignore[attr-defined]
