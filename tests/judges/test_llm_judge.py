@@ -300,13 +300,13 @@ async def test_prompt_override_directory(tmp_path: Path) -> None:
     assert p.version.startswith("7+user:") and len(p.version) == len("7+user:") + 8
     assert p.system == load_prompt("extract_claims", "en").system  # keys left out come from the built-in
     judge, provider = judge_with(['{"claims": ["c"]}'], prompts_dir=tmp_path)
-    await judge.extract_claims("ans", question="qq")
+    await judge.extract_claims("ans is a long answer", question="qq")
     raw = provider.requests[0].messages[1].content
     tag = re.search(r"<data-([0-9a-f]{8})>", raw)
     assert tag is not None  # the override's placeholders get the data fences too
     t = tag.group(1)
     assert raw == (
-        f'MY PROMPT for <data-{t}>ans</data-{t}> (q: <data-{t}>qq</data-{t}>) {{"claims": []}}'
+        f'MY PROMPT for <data-{t}>ans is a long answer</data-{t}> (q: <data-{t}>qq</data-{t}>) {{"claims": []}}'
     )
     assert provider.requests[0].prompt_version == f"extract_claims/en@{p.version}"
     assert judge.describe()["prompts"]["extract_claims/en"] == p.version

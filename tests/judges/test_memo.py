@@ -25,7 +25,7 @@ async def test_concurrent_identical_requests_make_one_call_and_log_a_memo_hit() 
     async def job(log: CallLog) -> list[str]:
         token = current_call_log.set(log)
         try:
-            return await judge.extract_claims("A is B.", question="q")
+            return await judge.extract_claims("A is B, as the text says.", question="q")
         finally:
             current_call_log.reset(token)
 
@@ -37,7 +37,7 @@ async def test_concurrent_identical_requests_make_one_call_and_log_a_memo_hit() 
     memo_rec = next(c for c in records if c.cached)
     assert memo_rec.usage.total_tokens == 0 and memo_rec.reply.startswith("memo")
     # finished: served again without a call
-    assert await judge.extract_claims("A is B.", question="q") == ["A is B."]
+    assert await judge.extract_claims("A is B, as the text says.", question="q") == ["A is B."]
     assert len(provider.requests) == 1 and judge.memo.hits == 2
 
 
@@ -91,7 +91,7 @@ async def test_combined_extraction_of_answer_and_reference() -> None:
     reply = json.dumps({"texts": [{"index": 1, "claims": ["A1."]}, {"index": 2, "claims": ["R1.", "R2."]}]})
     provider = FakeProvider([reply])
     judge = LLMJudge(ModelClient(provider, FAST))
-    out = await judge.extract_claims_many(["A1.", "  ", "R1. R2."], question="q")
+    out = await judge.extract_claims_many(["A1. A2.", "  ", "R1. R2."], question="q")
     assert out == [["A1."], [], ["R1.", "R2."]]
     assert provider.requests[0].step == "extract_claims_many"
     bad = LLMJudge(ModelClient(FakeProvider([json.dumps({"texts": [{"index": 1, "claims": []}]})] * 2), FAST))
@@ -108,16 +108,16 @@ async def test_grammar_mode_narrows_the_wire_schema() -> None:
             ]
         }
     )
-    provider = FakeProvider([reply, reply])
-    grammar = LLMJudge(ModelClient(provider, JudgeConfig(structured="json_object_schema")))
-    await grammar.rate_chunks("q", ["a", "b"], "t")
-    wire = provider.requests[0].json_schema
-    assert wire is not None
-    arr = wire["properties"]["verdicts"]
+    provider = FakeProvider([reply])
+    judge = LLMJudge(ModelClient(provider, JudgeConfig(structured="auto")))
+    await judge.rate_chunks("q", ["a", "b"], "t")
+    # the provider sends grammar_schema in the modes that decode under a grammar, which `auto` may
+    # settle on only after the request was built: so every request carries both forms
+    tight = provider.requests[0].grammar_schema
+    assert tight is not None
+    arr = tight["properties"]["verdicts"]
     assert arr["minItems"] == arr["maxItems"] == 2
     assert [i["properties"]["index"] for i in arr["prefixItems"]] == [{"const": 1}, {"const": 2}]
-    plain = LLMJudge(ModelClient(provider, JudgeConfig(structured="json_schema")))
-    await plain.rate_chunks("q", ["a", "b"], "other target")
-    wire2 = provider.requests[1].json_schema
+    wire2 = provider.requests[0].json_schema
     assert wire2 is not None and "prefixItems" not in json.dumps(wire2)
     assert wire2["properties"]["verdicts"]["items"]["properties"]["index"]["enum"] == [1, 2]

@@ -132,7 +132,7 @@ async def test_context_recall_is_supported_reference_claims_share(plain_judge) -
             ],
         }
     )
-    sample = Sample(question="q", contexts=("A is 1. B is 2. D is 4.",), reference="A1 B2 C3 D4")
+    sample = Sample(question="q", contexts=("A is 1. B is 2. D is 4.",), reference="A1, B2, C3, D4 and E5.")
     score = await ContextRecall().score(sample, judge)
     assert score.value == pytest.approx(0.75)
     assert "C is 3." in score.reason

@@ -141,7 +141,7 @@ async def test_repeated_judging_shares_steps_within_a_repeat_only(llm_judge) -> 
             ],
         }
     )
-    s = Sample(question="q", contexts=("A.",), answer="A.")
+    s = Sample(question="q", contexts=("A.",), answer="A is the first of many letters here.")
     score = await Repeated(Faithfulness(), 2).score(s, judge)
     assert score.details["samples"] == [1.0, 0.0] and score.value == 0.5
     assert len(script.requests) == 4

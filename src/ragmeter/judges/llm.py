@@ -52,8 +52,9 @@ from ragmeter.judges.prompts import (
     normalize_lang,
 )
 from ragmeter.judges.replies import VERDICT_OPTIONAL, check_evidence, match_verdicts
-from ragmeter.judges.schema_shapes import GRAMMAR_MODES, shaped_schema
+from ragmeter.judges.schema_shapes import shaped_schema
 from ragmeter.judges.types import ChatRequest, ChatResponse, Message
+from ragmeter.text import short_answer_claim
 
 T = TypeVar("T")
 
@@ -272,12 +273,6 @@ class LLMJudge(MoreSteps):
             lambda: self._ask(step, lang, values, convert, shape),
         )
 
-    @property
-    def grammar_decoding(self) -> bool:
-        """True when the endpoint enforces the schema with a grammar (llama.cpp, vLLM, Ollama): then
-        each request's schema is tightened to the exact shape expected (see ``shaped_schema``)."""
-        return self.client.config.structured in GRAMMAR_MODES
-
     async def _ask(
         self,
         step: str,
@@ -288,9 +283,11 @@ class LLMJudge(MoreSteps):
     ) -> T:
         prompt = self._prompt(step, lang)
         schema = prompt.schema  # replies are parsed against the prompt's schema ...
-        wire = schema  # ... and the server gets it narrowed to this request's shape
-        if schema is not None and shape:
-            wire = shaped_schema(schema, shape, grammar=self.grammar_decoding)
+        wire = schema  # ... and the server gets it narrowed to this request's shape, in two forms:
+        grammar_wire = None  # the tighter one for servers that decode under a grammar (the provider
+        if schema is not None:  # picks it by the mode it uses, which `auto` settles on mid-run)
+            wire = shaped_schema(schema, shape or {}, grammar=False)
+            grammar_wire = shaped_schema(schema, shape or {}, grammar=True)
         optional = _OPTIONAL_KEYS.get(step, frozenset())
         cfg = self.client.config
         system = f"{prompt.system}\n\n{data_rule(lang)}"
@@ -308,6 +305,7 @@ class LLMJudge(MoreSteps):
             max_tokens=cfg.max_tokens,
             json_schema=wire,
             schema_name=step,
+            grammar_schema=grammar_wire,
             seed=cfg.seed,
             step=step,
             prompt_version=version,
@@ -362,6 +360,9 @@ class LLMJudge(MoreSteps):
         if not text or not text.strip():
             return []
         lang = self._lang(lang)
+        built = short_answer_claim(text, question, lang)
+        if built is not None:  # "Paris": its claim is made with the question, no call needed
+            return [built]
         no_q = _NO_QUESTION.get(lang, _NO_QUESTION["en"])
         q = (question or "").strip()
         values = {"answer": Untrusted(text.strip()), "question": Untrusted(q) if q else no_q}
@@ -416,7 +417,9 @@ class LLMJudge(MoreSteps):
 
         text = (answer or "").strip()
         values = {"answer": Untrusted(text), "n": n}
-        return await self._memo_ask("generate_questions", lang, {"answer": text, "n": n}, values, convert)
+        return await self._memo_ask(
+            "generate_questions", lang, {"answer": text, "n": n}, values, convert, {"questions": n}
+        )
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         if self.embedder is None:

@@ -41,7 +41,7 @@ from ragmeter.errors import (
 from ragmeter.judges.base import Grade, Preference, RelevanceAssessment, Rubric, Verdict
 from ragmeter.judges.prompts import Untrusted, fence, fence_id
 from ragmeter.judges.replies import match_verdicts, needed_indices
-from ragmeter.text import split_sentences
+from ragmeter.text import short_answer_claim, split_sentences
 
 T = TypeVar("T")
 
@@ -305,11 +305,16 @@ class MoreSteps:
     async def extract_claims_many(
         self, texts: Sequence[str], *, question: str | None = None, lang: str = "en"
     ) -> list[list[str]]:
-        """One claim list per text. Blank texts get [] without a call; a single text is the plain
-        ``extract_claims`` step; two or more are one ``extract_claims_many`` call."""
+        """One claim list per text. Blank texts get [] and short answers their claim with the
+        question (:func:`~ragmeter.text.short_answer_claim`) without a call; a single other text is
+        the plain ``extract_claims`` step; two or more are one ``extract_claims_many`` call."""
         items = [str(t or "").strip() for t in texts]
-        asked = [i for i, t in enumerate(items) if t]
         out: list[list[str]] = [[] for _ in items]
+        built = [short_answer_claim(t, question, self._lang(lang)) if t else None for t in items]
+        for i, claim in enumerate(built):
+            if claim is not None:
+                out[i] = [claim]
+        asked = [i for i, t in enumerate(items) if t and built[i] is None]
         if not asked:
             return out
         if len(asked) == 1 or not self.combine_steps:
@@ -357,7 +362,7 @@ class MoreSteps:
                     f"no claims list for text(s) {missing} of {len(asked)}",
                     raw=json.dumps(obj, ensure_ascii=False),
                 )
-            result: list[list[str]] = [[] for _ in items]
+            result = [list(x) for x in out]
             for j, i in enumerate(asked, 1):
                 result[i] = by_index[j]
             return result

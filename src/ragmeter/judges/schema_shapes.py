@@ -33,8 +33,9 @@ def shaped_schema(schema: Mapping[str, Any], shape: Mapping[str, Any], *, gramma
     integer scale (span <= 10) an ``enum`` of its values. Under grammar decoding (``grammar``) also:
     arrays get exactly the expected items (``prefixItems`` with each ``index`` fixed by ``const``),
     free text is capped at 160 characters (a claim at 200), the copied ``claim`` field of a verdict
-    is dropped, and a claim list of a non-empty text has 1 to 15 claims (a small model otherwise answers ``[]``,
-    which would make the score invalid; an evasive answer then yields a claim that is not supported).
+    is dropped, a claim list of a non-empty text has 1 to 15 claims (a small model otherwise answers ``[]``,
+    which would make the score invalid; an evasive answer then yields a claim that is not supported),
+    and generated questions number 1 to the ``n`` asked.
     Keywords OpenAI's strict mode does not take are used only under grammar decoding.
     """
     s: dict[str, Any] = json.loads(json.dumps(schema))
@@ -63,6 +64,9 @@ def shaped_schema(schema: Mapping[str, Any], shape: Mapping[str, Any], *, gramma
     if grammar and "claims" in shape and "claims" in props:
         props["claims"].update(minItems=1, maxItems=_MAX_CLAIMS)
         props["claims"]["items"].update(minLength=2, maxLength=_MAX_CLAIM)
+    if grammar and "questions" in shape and "questions" in props:
+        props["questions"].update(minItems=1, maxItems=max(int(shape["questions"]), 1))
+        props["questions"]["items"].update(minLength=2)
     if "evidence" in shape and "verdicts" in props:
         n_sent = int(shape["evidence"])
         arr = props["verdicts"]

@@ -38,6 +38,10 @@ class ChatRequest:
     ``json_schema``: when set, the reply must be a JSON value matching it; the provider passes it
     to the server in the form the endpoint takes (``response_format`` json_schema / json_object
     with schema / ``guided_json`` / Ollama ``format``) or not at all, per its configuration.
+    ``grammar_schema``: the same reply shape tightened for servers that decode under a grammar built
+    from the schema (llama.cpp, vLLM's ``guided_json``, Ollama: exact item counts, fixed indices,
+    capped text; see :func:`ragmeter.judges.schema_shapes.shaped_schema`); the provider sends it
+    instead of ``json_schema`` in those modes, which ``auto`` may only settle on mid-run.
     ``step`` and ``prompt_version`` name the prompt (for the cache key and the run record).
     """
 
@@ -46,6 +50,7 @@ class ChatRequest:
     max_tokens: int | None = None
     json_schema: Mapping[str, Any] | None = None
     schema_name: str = "reply"
+    grammar_schema: Mapping[str, Any] | None = None
     seed: int | None = None
     step: str = ""
     prompt_version: str = ""
@@ -56,6 +61,7 @@ class ChatRequest:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "json_schema": self.json_schema,
+            **({"grammar_schema": self.grammar_schema} if self.grammar_schema is not None else {}),
             "seed": self.seed,
             "step": self.step,
             "prompt_version": self.prompt_version,

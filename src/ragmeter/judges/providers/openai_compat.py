@@ -55,6 +55,7 @@ from ragmeter.judges.providers.replies import (
     server_message,
     short,
 )
+from ragmeter.judges.schema_shapes import GRAMMAR_MODES
 from ragmeter.judges.tokens import EstimatedUsage, estimate_message_tokens, estimate_tokens
 from ragmeter.judges.types import ChatRequest, ChatResponse, Usage
 
@@ -262,6 +263,8 @@ class OpenAICompatibleProvider:
         schema = request.json_schema
         if schema is None or mode == "none":
             return {}
+        if mode in GRAMMAR_MODES and request.grammar_schema is not None:
+            schema = request.grammar_schema  # the server decodes under a grammar: the tight shape
         schema = dict(schema)
         if mode == "json_schema":
             return {
