@@ -16,7 +16,8 @@
         │   ├── DuplicateIndex       one item given two different answers
         │   ├── CountMismatch        more or fewer items than asked, not matchable to what was asked
         │   ├── EvidenceNotFound     "supporting" evidence quoted that is not in the contexts
-        │   └── ScoreOutOfScale      a grade outside the rubric's scale
+        │   ├── ScoreOutOfScale      a grade outside the rubric's scale
+        │   └── CopiedExample        the prompt's own example repeated instead of an answer
         ├── EndpointError        the endpoint cannot serve the run: bad key, unknown model or
         │                        route, not an OpenAI-compatible server, a structured-output mode
         │                        it refuses (never retried; stops the run)
@@ -169,6 +170,11 @@ class ScoreOutOfScale(JudgeOutputError):
     """A grade outside the rubric's scale."""
 
 
+class CopiedExample(JudgeOutputError):
+    """The reply repeats the prompt's own wording (its example reply: claims, reasons, questions)
+    instead of answering about the data, as very small models do."""
+
+
 class EndpointError(JudgeError):
     """The endpoint cannot serve this run, and retrying cannot change that.
 
@@ -249,6 +255,7 @@ __all__ = [
     "ConfigError",
     "ContentFiltered",
     "ContextTooLong",
+    "CopiedExample",
     "CountMismatch",
     "DatasetError",
     "DuplicateIndex",

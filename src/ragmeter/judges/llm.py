@@ -51,7 +51,7 @@ from ragmeter.judges.prompts import (
     load_prompt,
     normalize_lang,
 )
-from ragmeter.judges.replies import VERDICT_OPTIONAL, check_evidence, match_verdicts
+from ragmeter.judges.replies import VERDICT_OPTIONAL, check_evidence, check_not_copied, match_verdicts
 from ragmeter.judges.schema_shapes import shaped_schema
 from ragmeter.judges.types import ChatRequest, ChatResponse, Message
 from ragmeter.text import short_answer_claim
@@ -310,9 +310,18 @@ class LLMJudge(MoreSteps):
             step=step,
             prompt_version=version,
         )
+        # the prompt's own wording (its example) and the request's data, for check_not_copied
+        wording = f"{prompt.system}\n{prompt.user}"
+        data = "\n".join(str(v) for v in values.values())
+
+        def use(text: str) -> T:
+            obj = parse_json(text, schema, optional=optional)
+            check_not_copied(obj, wording, data)
+            return convert(obj)
+
         request, response = await self._generate_whole(request)
         try:
-            return convert(parse_json(response.text, schema, optional=optional))
+            return use(response.text)
         except JudgeOutputError as e:
             first_error = f"{type(e).__name__}: {e}" if type(e) is not JudgeOutputError else str(e)
         repair = self._prompt("repair", lang)
@@ -326,7 +335,7 @@ class LLMJudge(MoreSteps):
         )
         _, response2 = await self._generate_whole(request2)
         try:
-            return convert(parse_json(response2.text, schema, optional=optional))
+            return use(response2.text)
         except JudgeOutputError as e:
             raise type(e)(
                 f"{step}: the judge's reply could not be used after one repair round: {e} "

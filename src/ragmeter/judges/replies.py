@@ -2,7 +2,8 @@
 
 :func:`match_verdicts` turns a list of verdict objects into exactly one :class:`Verdict` per item
 asked; :func:`check_evidence` checks that quoted evidence is in the contexts; :func:`needed_indices`
-reads sentence numbers. Each raises the :class:`~ragmeter.errors.JudgeOutputError` subclass that
+reads sentence numbers; :func:`check_not_copied` catches a reply that repeats the prompt's example.
+Each raises the :class:`~ragmeter.errors.JudgeOutputError` subclass that
 names what is wrong (docs/judges.md, "Judges that answer valid JSON with wrong content"); the LLM
 judge gives such a reply its one repair round.
 """
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter.errors import (
+    CopiedExample,
     CountMismatch,
     DuplicateIndex,
     EvidenceNotFound,
@@ -25,6 +27,7 @@ from ragmeter.errors import (
 from ragmeter.judges.base import Verdict
 from ragmeter.judges.parsing import validate
 from ragmeter.judges.prompts import DATA_TAG_RE
+from ragmeter.text import tokenize
 
 #: verdict keys the parser does not insist on even though the wire schema lists them
 VERDICT_OPTIONAL = frozenset({"index", "claim", "evidence", "reason"})
@@ -189,3 +192,48 @@ def needed_indices(raw: Any, n: int) -> set[int]:
     for x in nums:
         out.add(x + offset - 1)
     return out
+
+
+#: a reply text counts as copied only from this many tokens and characters on (words, or ideographs)
+_COPY_MIN_TOKENS = 3
+_COPY_MIN_CHARS = 12
+
+
+def _norm_text(text: str) -> str:
+    return " ".join(re.sub(r"[\W_]+", " ", str(text).casefold()).split())
+
+
+def _strings(obj: Any) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, Mapping):
+        return [s for v in obj.values() for s in _strings(v)]
+    if isinstance(obj, list):
+        return [s for v in obj for s in _strings(v)]
+    return []
+
+
+def check_not_copied(obj: Any, prompt_text: str, data: str) -> None:
+    """Raise :class:`CopiedExample` when a text of the reply (a claim, a reason, a question) repeats
+    the prompt's own wording -- in practice its example reply -- instead of speaking about the data.
+
+    A text counts as copied when, compared without case, spacing and punctuation, it has at least 3
+    tokens and 12 characters, occurs in ``prompt_text`` (the prompt without the data), does not occur
+    in ``data`` (the request's inputs), and fewer than half of its words of 4+ characters (or its
+    ideographs) are in the data: a reply about Einstein to data about Einstein is not a copy.
+    """
+    template = _norm_text(prompt_text)
+    given = _norm_text(data)
+    given_tokens = set(tokenize(data))
+    for text in _strings(obj):
+        n = _norm_text(text)
+        tokens = tokenize(text)
+        if len(tokens) < _COPY_MIN_TOKENS or len(n) < _COPY_MIN_CHARS or n not in template or n in given:
+            continue
+        content = [t for t in tokens if len(t) >= 4 or not t.isascii()] or tokens
+        if sum(t in given_tokens for t in content) * 2 < len(content):
+            shown = text if len(text) <= 80 else text[:79] + "…"
+            raise CopiedExample(
+                f"the reply repeats the prompt's example ({shown!r}) instead of answering about the data",
+                raw=json.dumps(obj, ensure_ascii=False),
+            )
