@@ -209,3 +209,75 @@ async def test_an_empty_answer_stays_invalid() -> None:
     evasive = LLMJudge(ModelClient(FakeProvider([json.dumps({"claims": []})]), FAST))
     s = await Faithfulness().score(Sample(question="q?", contexts=["c"], answer="I don't know."), evasive)
     assert not s.valid and s.error is not None and s.error.kind == "NoClaims"
+
+
+# -- a reply that repeats the prompt's example ------------------------------------------------------
+
+EINSTEIN = json.dumps(
+    {"claims": ["Albert Einstein was a German-born theoretical physicist.", "Albert Einstein developed relativity."]}
+)
+QUESTIONS = json.dumps({"questions": ["Where was Albert Einstein born?", "When and where was Einstein born?"],
+                        "noncommittal": 0})
+
+
+async def test_a_copied_example_gets_the_repair_round_then_counts() -> None:
+    answer = "Shen Tong is the Managing Director of FoodFutureCo, profiled by Forbes."
+    real = json.dumps({"claims": ["Shen Tong is the Managing Director of FoodFutureCo."]})
+    provider = FakeProvider([EINSTEIN, real])
+    judge = LLMJudge(ModelClient(provider, FAST))
+    assert await judge.extract_claims(answer, question="Who runs FoodFutureCo?") == [
+        "Shen Tong is the Managing Director of FoodFutureCo."
+    ]
+    repair = provider.requests[1].messages[-1].content
+    assert "CopiedExample" in repair and "repeats the prompt's example" in repair
+
+
+async def test_a_copied_example_twice_is_an_invalid_score_with_its_kind() -> None:
+    from ragmeter.errors import CopiedExample
+    from ragmeter.run.runner import aevaluate
+
+    answer = "Shen Tong is the Managing Director of FoodFutureCo, profiled by Forbes."
+    judge = LLMJudge(ModelClient(FakeProvider([QUESTIONS, QUESTIONS]), FAST))
+    with pytest.raises(CopiedExample, match="Where was Albert Einstein born"):
+        await judge.generate_questions(answer, n=2)
+    judge = LLMJudge(ModelClient(FakeProvider([EINSTEIN, EINSTEIN]), FAST))
+    result = await aevaluate(
+        [{"question": "Who runs FoodFutureCo?", "contexts": ["Shen Tong runs it."], "answer": answer}],
+        ["faithfulness"],
+        judge,
+        progress=False,
+    )
+    score = result.scores("faithfulness")[0]
+    assert score is not None and not score.valid and score.error is not None
+    assert score.error.kind == "CopiedExample" and "Einstein" in (score.error.raw or "")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Albert Einstein was a German-born theoretical physicist who developed relativity.",  # the same topic
+        "Albert Einstein was born in Ulm, Germany, in 1879.",
+    ],
+)
+async def test_a_reply_about_data_on_the_examples_topic_is_not_a_copy(answer: str) -> None:
+    provider = FakeProvider([EINSTEIN, QUESTIONS])
+    judge = LLMJudge(ModelClient(provider, FAST))
+    assert len(await judge.extract_claims(answer, question="Who was Einstein?")) == 2
+    assert (await judge.generate_questions(answer, n=2)).questions[0] == "Where was Albert Einstein born?"
+    assert len(provider.requests) == 2  # no repair round
+
+
+def test_check_not_copied_ignores_short_and_generic_texts() -> None:
+    from ragmeter.judges.replies import check_not_copied
+
+    wording = 'Example Output: {"reason": "Height not mentioned.", "x": "It is supported."}'
+    check_not_copied({"reason": "Not stated."}, wording, "data about something else")  # too short
+    check_not_copied({"reason": "It is supported."}, wording, "It is supported by the data.")  # in the data
+    from ragmeter.errors import CopiedExample
+
+    with pytest.raises(CopiedExample):
+        check_not_copied({"verdicts": [{"reason": "Height not mentioned."}]}, wording, "Shen Tong runs a company.")
+    zh = "示例 输出：{\"claims\": [\"阿尔伯特·爱因斯坦是德国出生的物理学家。\"]}"
+    with pytest.raises(CopiedExample):
+        check_not_copied({"claims": ["阿尔伯特·爱因斯坦是德国出生的物理学家。"]}, zh, "沈彤是食品公司的董事总经理。")
+    check_not_copied({"claims": ["阿尔伯特·爱因斯坦是德国出生的物理学家。"]}, zh, "爱因斯坦是德国出生的物理学家吗？")
