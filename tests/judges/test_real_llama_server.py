@@ -10,6 +10,10 @@ The five core metrics run on 20 HaluEval dev rows and on the 20 WikiEval faithfu
 answers of each pair); ``-k halueval`` / ``-k wikieval`` picks one. ``RAGMETER_REAL_ROWS=START:STOP``
 runs other rows (``0:4`` for a quick look); the report printed with ``-s`` names the run store, where
 ``ragmeter runs show`` gives every invalid score's raw replies.
+
+With SmolLM2-135M the five-metric test fails its goal: the model repeats the prompt's example reply
+instead of answering, which is now an invalid ``CopiedExample`` score rather than a wrong number
+(docs/judges.md, "Real servers", has the figures).
 """
 
 from __future__ import annotations
