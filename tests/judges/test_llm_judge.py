@@ -351,9 +351,11 @@ def test_builtin_prompts_are_complete_and_their_examples_parse() -> None:
         ):
             p = load_prompt(step, lang)
             assert p.version.isdigit() and p.schema is not None
-            # every few-shot "Output:" line is valid against the step's schema
+            # the worked example sits in its own section, at {example}; every few-shot "Output:" line
+            # is valid against the step's schema
+            assert "{example}" in p.user and p.example.strip(), (step, lang)
             marker = "Output:" if lang == "en" else "输出："
-            examples = [line.split(marker, 1)[1] for line in p.user.splitlines() if line.startswith(marker)]
+            examples = [line.split(marker, 1)[1] for line in p.example.splitlines() if line.startswith(marker)]
             examples = [e for e in examples if e.strip()]
             assert examples, (step, lang)
             for e in examples:

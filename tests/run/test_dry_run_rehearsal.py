@@ -37,3 +37,22 @@ async def test_the_dry_run_counts_the_requests_the_run_sends(fake_openai_server,
     assert d["estimate"]["requests"] == total.calls
     if combine:  # context precision, recall and relevance get their answers from shared calls
         assert set(d["shared"]) >= {"context_precision", "context_recall", "context_relevance"}
+
+
+async def test_the_dry_run_counts_the_prompts_of_the_structured_mode(fake_openai_server) -> None:
+    """Where the server enforces the schema the prompts go without their worked example; where it
+    does not (``json_object``) they carry it: the estimate counts what the run's mode sends."""
+    rows = [json.loads(x) for x in EXAMPLES.read_text(encoding="utf-8").splitlines() if x.strip()]
+    rows = [r for r in rows if r["id"].startswith("en-")]
+    estimated = {}
+    for mode in ("json_object", "json_schema"):
+        judge = make_judge(
+            "openai-compatible:m", base_url=fake_openai_server.url, config=JudgeConfig(structured=mode)
+        )
+        estimated[mode] = (await asyncio.to_thread(estimate_run, rows, CORE, judge)).totals().prompt_tokens
+        if mode == "json_schema":  # the loopback server reads its data from schema-named requests
+            result = await aevaluate(rows, CORE, judge)
+            assert result.n_invalid == 0
+            assert estimated[mode] == pytest.approx(result.usage.prompt_tokens, rel=0.05)
+        await judge.aclose()
+    assert estimated["json_schema"] < 0.9 * estimated["json_object"]

@@ -292,6 +292,8 @@ class LLMJudge(MoreSteps):
         cfg = self.client.config
         system = f"{prompt.system}\n\n{data_rule(lang)}"
         messages = (Message("system", system), Message("user", prompt.render(**values)))
+        # where the server enforces the schema, without the worked example (a small model copies it)
+        enforced = (Message("system", system), Message("user", prompt.render(with_example=False, **values)))
         version = f"{step}/{lang}@{prompt.version}"
         temperature = cfg.temperature
         rep = current_repetition.get()
@@ -309,9 +311,10 @@ class LLMJudge(MoreSteps):
             seed=cfg.seed,
             step=step,
             prompt_version=version,
+            enforced_messages=enforced if enforced != messages else None,
         )
         # the prompt's own wording (its example) and the request's data, for check_not_copied
-        wording = f"{prompt.system}\n{prompt.user}"
+        wording = prompt.wording
         data = "\n".join(str(v) for v in values.values())
 
         def use(text: str) -> T:
@@ -330,7 +333,16 @@ class LLMJudge(MoreSteps):
         )
         request2 = replace(
             request,
-            messages=(*messages, Message("assistant", response.text), Message("user", repair_text)),
+            messages=(*request.messages, Message("assistant", response.text), Message("user", repair_text)),
+            enforced_messages=(
+                None
+                if request.enforced_messages is None
+                else (
+                    *request.enforced_messages,
+                    Message("assistant", response.text),
+                    Message("user", repair_text),
+                )
+            ),
             prompt_version=f"{request.prompt_version}+repair@{repair.version}",
         )
         _, response2 = await self._generate_whole(request2)

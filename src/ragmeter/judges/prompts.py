@@ -6,9 +6,16 @@ Built-in prompts live in ``ragmeter/judges/prompts/<lang>/<step>.toml``. Each fi
     system = \"\"\"...\"\"\"
     user = \"\"\"... {answer} ...\"\"\"      # {name} placeholders; other braces are left alone
     schema = '''{ JSON schema of the reply }'''
+    example = \"\"\"Example ... Output: {...} Now the real input.\"\"\"   # optional: {example} in user
+
+``example`` is the prompt's worked example. :meth:`Prompt.render` puts it where the ``user`` template
+has ``{example}``, or leaves it out (``with_example=False``, the placeholder and its line break with
+it) when the server enforces the reply's shape (:data:`~ragmeter.judges.schema_shapes.ENFORCED_MODES`):
+the schema then gives the shape, and a small model copies a worked example instead of answering.
 
 A user override directory has the same layout (``<dir>/<lang>/<step>.toml``); a file there replaces
-the built-in one key by key (keys it leaves out come from the built-in file), and its version gets
+the built-in one key by key (keys it leaves out come from the built-in file; one that sets ``user``
+but no ``example`` has no separate example), and its version gets
 the suffix ``+user:<first 8 hex of the file's SHA-256>`` so run records and cache keys tell them apart.
 
 Untrusted text (questions, answers, contexts, references, claims: anything from the user's data)
@@ -70,6 +77,8 @@ REQUIRED_PLACEHOLDERS: Mapping[str, frozenset[str]] = {
     "testset_multi_hop": frozenset({"context_a", "context_b", "n", "language"}),
     "testset_closed_book": frozenset({"question"}),
 }
+#: the placeholder (and TOML key) of a prompt's worked example
+EXAMPLE_KEY = "example"
 _PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 #: anything that could be read as a data tag: ``<data``, ``</data``, ``< / data``, fullwidth ``＜``
 _TAG_LIKE_RE = re.compile(r"[<\uff1c\u2039](\s*/?\s*data\b)", re.IGNORECASE)
@@ -137,17 +146,31 @@ class Prompt:
     user: str
     schema: Mapping[str, Any] | None = None
     source: str = field(default="", compare=False)
+    #: the worked example, rendered at ``{example}`` (see the module docstring); "" for none
+    example: str = ""
 
     @property
     def placeholders(self) -> frozenset[str]:
-        return frozenset(_PLACEHOLDER_RE.findall(self.user))
+        """The template's ``{name}`` placeholders for request values (``{example}`` is the prompt's own)."""
+        return frozenset(_PLACEHOLDER_RE.findall(self.user)) - {EXAMPLE_KEY}
 
-    def render(self, **values: Any) -> str:
+    @property
+    def wording(self) -> str:
+        """All of the prompt's own text, its example included (what a copied reply is checked against)."""
+        return f"{self.system}\n{self.user}\n{self.example}"
+
+    def render(self, *, with_example: bool = True, **values: Any) -> str:
         """Fill ``{name}`` placeholders in one pass (inserted text is never re-substituted; braces
         that are not a known placeholder, e.g. in JSON examples, are kept). :class:`Untrusted`
-        values are fenced (:func:`fence`) with one id per request (:func:`fence_id`)."""
+        values are fenced (:func:`fence`) with one id per request (:func:`fence_id`). ``{example}``
+        gets the prompt's worked example, or nothing, with the line break after it, when
+        ``with_example`` is false."""
+        user = self.user
+        if not with_example or not self.example:
+            user = user.replace("{" + EXAMPLE_KEY + "}\n", "").replace("{" + EXAMPLE_KEY + "}", "")
+        values = {**values, EXAMPLE_KEY: self.example}
         first = next(
-            (values[k] for k in _PLACEHOLDER_RE.findall(self.user) if isinstance(values.get(k), Untrusted)),
+            (values[k] for k in _PLACEHOLDER_RE.findall(user) if isinstance(values.get(k), Untrusted)),
             "",
         )
         tag_id = fence_id(first)
@@ -159,7 +182,7 @@ class Prompt:
             v = values[key]
             return fence(v, tag_id) if isinstance(v, Untrusted) else str(v)
 
-        return _PLACEHOLDER_RE.sub(sub, self.user)
+        return _PLACEHOLDER_RE.sub(sub, user)
 
 
 def normalize_lang(lang: str | None) -> str:
@@ -203,9 +226,11 @@ def load_prompt(step: str, lang: str = "en", overrides_dir: str | Path | None = 
     version = str(data.get("version", "0"))
     if override is not None:
         odata, raw = _read_toml(override)
-        unknown = sorted(set(odata) - {"version", "system", "user", "schema"})
+        unknown = sorted(set(odata) - {"version", "system", "user", "schema", EXAMPLE_KEY})
         if unknown:
             raise ConfigError(f"prompt file {override}: unknown key(s) {', '.join(unknown)}")
+        if "user" in odata and EXAMPLE_KEY not in odata:
+            data.pop(EXAMPLE_KEY, None)  # its own user template: the built-in example is not its
         data.update(odata)
         version = f"{odata.get('version', version)}+user:{hashlib.sha256(raw).hexdigest()[:8]}"
         source = str(override)
@@ -230,7 +255,15 @@ def _build(step: str, lang: str, version: str, data: Mapping[str, Any], source: 
             raise ConfigError(f"prompt file {source}: 'schema' must be a JSON object")
     elif step != "repair":
         raise ConfigError(f"prompt file {source}: 'schema' is required for step {step!r}")
-    prompt = Prompt(step, lang, version, data["system"].strip(), data["user"].strip(), schema, source)
+    example = data.get(EXAMPLE_KEY, "")
+    if not isinstance(example, str):
+        raise ConfigError(f"prompt file {source}: {EXAMPLE_KEY!r} must be a string")
+    user = data["user"].strip()
+    if example.strip() and "{" + EXAMPLE_KEY + "}" not in user:
+        raise ConfigError(
+            f"prompt file {source}: it has an {EXAMPLE_KEY!r} but the user template lacks {{{EXAMPLE_KEY}}}"
+        )
+    prompt = Prompt(step, lang, version, data["system"].strip(), user, schema, source, example.strip())
     missing = REQUIRED_PLACEHOLDERS.get(step, frozenset()) - prompt.placeholders
     if missing:
         raise ConfigError(

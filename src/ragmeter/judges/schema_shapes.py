@@ -8,6 +8,9 @@ from typing import Any
 
 #: structured-output modes in which the server decodes under a grammar built from the schema
 GRAMMAR_MODES = frozenset({"json_object_schema", "guided_json", "ollama_format"})
+#: structured-output modes in which the server enforces the reply's schema (strict ``json_schema``
+#: too): requests in them leave out the prompt's worked example (``ChatRequest.enforced_messages``)
+ENFORCED_MODES = GRAMMAR_MODES | {"json_schema"}
 #: longest free-text field (reason, evidence) and claim under grammar decoding, and most claims per
 #: text: a small model otherwise rambles until max_tokens cuts the JSON off
 _MAX_TEXT = 160

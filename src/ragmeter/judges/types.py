@@ -21,6 +21,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ragmeter.judges.schema_shapes import ENFORCED_MODES
+
 
 @dataclass(frozen=True)
 class Message:
@@ -42,6 +44,10 @@ class ChatRequest:
     from the schema (llama.cpp, vLLM's ``guided_json``, Ollama: exact item counts, fixed indices,
     capped text; see :func:`ragmeter.judges.schema_shapes.shaped_schema`); the provider sends it
     instead of ``json_schema`` in those modes, which ``auto`` may only settle on mid-run.
+    ``enforced_messages``: the messages for the modes in which the server enforces the schema
+    (:data:`~ragmeter.judges.schema_shapes.ENFORCED_MODES`): the prompt without its worked example,
+    which a small model copies instead of answering when the shape no longer needs showing;
+    :meth:`messages_for` picks. ``None``: ``messages`` in every mode.
     ``step`` and ``prompt_version`` name the prompt (for the cache key and the run record).
     """
 
@@ -54,10 +60,22 @@ class ChatRequest:
     seed: int | None = None
     step: str = ""
     prompt_version: str = ""
+    enforced_messages: tuple[Message, ...] | None = None
+
+    def messages_for(self, mode: str) -> tuple[Message, ...]:
+        """The messages to send in structured-output mode ``mode``."""
+        if self.enforced_messages is not None and self.json_schema is not None and mode in ENFORCED_MODES:
+            return self.enforced_messages
+        return self.messages
 
     def cache_fields(self) -> dict[str, Any]:
         return {
             "messages": [m.to_dict() for m in self.messages],
+            **(
+                {"enforced_messages": [m.to_dict() for m in self.enforced_messages]}
+                if self.enforced_messages is not None
+                else {}
+            ),
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "json_schema": self.json_schema,

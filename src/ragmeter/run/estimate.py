@@ -143,7 +143,9 @@ def _rehearse(est: Estimate, dataset: Any, metrics: Sequence[Any], judge: Any) -
 
     cfg = judge.client.config.to_dict()
     cfg.update(rpm=None, tpm=None, max_retries=0)
-    client = ModelClient(RehearsalProvider(judge.client.model), JudgeConfig(**cfg), NullCache())
+    # the mode the run's requests will go in (in auto: the first one tried, or the one settled on)
+    mode = getattr(judge.client.provider, "structured_mode", None) or "none"
+    client = ModelClient(RehearsalProvider(judge.client.model, mode), JudgeConfig(**cfg), NullCache())
     rehearsal = LLMJudge(
         client,
         _Embedder() if judge.embedder is not None else None,

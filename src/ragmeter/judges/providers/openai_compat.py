@@ -300,7 +300,7 @@ class OpenAICompatibleProvider:
         while True:
             body: dict[str, Any] = {
                 "model": self.model,
-                "messages": [m.to_dict() for m in request.messages],
+                "messages": [m.to_dict() for m in request.messages_for(mode)],
                 "temperature": request.temperature,
             }
             if request.max_tokens is not None:
@@ -400,7 +400,7 @@ class OpenAICompatibleProvider:
         else:
             usage = EstimatedUsage(
                 requests=1,
-                prompt_tokens=estimate_message_tokens(request.messages),
+                prompt_tokens=estimate_message_tokens(request.messages_for(self.structured_mode)),
                 completion_tokens=estimate_tokens(text),
             )
         return ChatResponse(
@@ -508,7 +508,7 @@ class OpenAICompatibleProvider:
         if overflow is not None:
             prompt_tokens, limit = overflow
             if prompt_tokens is None and request is not None:
-                prompt_tokens = estimate_message_tokens(request.messages)
+                prompt_tokens = estimate_message_tokens(request.messages_for(self.structured_mode))
                 size = f"about {prompt_tokens} tokens (estimated)"
             else:
                 size = f"{prompt_tokens} tokens"

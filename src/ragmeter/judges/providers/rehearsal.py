@@ -89,17 +89,22 @@ class RehearsalProvider:
 
     name = "rehearsal"
 
-    def __init__(self, model: str = "dry-run") -> None:
+    def __init__(self, model: str = "dry-run", structured: str = "none") -> None:
         self.model = model
+        #: the structured-output mode the real run would send in (it decides whether the prompts
+        #: carry their worked example, :meth:`ChatRequest.messages_for`)
+        self.structured = structured
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         text = json.dumps(rehearsed_reply(request), ensure_ascii=False)
         usage = Usage(
             requests=1,
-            prompt_tokens=sum(estimate_tokens_cjk(m.content) + 4 for m in request.messages),
+            prompt_tokens=sum(
+                estimate_tokens_cjk(m.content) + 4 for m in request.messages_for(self.structured)
+            ),
             completion_tokens=estimate_tokens_cjk(text),
         )
         return ChatResponse(text=text, usage=usage, model=self.model, finish_reason="stop")
 
     def describe(self) -> dict[str, Any]:
-        return {"provider": self.name, "model": self.model}
+        return {"provider": self.name, "model": self.model, "structured": self.structured}
