@@ -81,16 +81,22 @@ def test_an_example_without_its_placeholder_is_a_config_error(tmp_path: Path) ->
         load_prompt("generate_questions", "en", tmp_path)
 
 
+async def _rate_chunks(server: FakeOpenAIServer, mode: str | None, times: int) -> None:
+    """``times`` rate_chunks calls through ``server`` in structured ``mode`` (None: auto)."""
+    server.responder = lambda body: CHUNKS_REPLY
+    provider = OpenAICompatibleProvider("m", base_url=server.url, structured=mode)
+    async with LLMJudge(ModelClient(provider, FAST)) as judge:
+        for i in range(times):
+            await judge.rate_chunks("q", [f"a{i}", f"b{i}"], "t")
+
+
 @pytest.mark.parametrize(
     "mode", ["json_schema", "json_object_schema", "guided_json", "ollama_format", "json_object", "none"]
 )
 async def test_the_example_is_sent_only_where_nothing_enforces_the_shape(
     fake_openai_server: FakeOpenAIServer, mode: str
 ) -> None:
-    fake_openai_server.responder = lambda body: CHUNKS_REPLY
-    provider = OpenAICompatibleProvider("m", base_url=fake_openai_server.url, structured=mode)
-    async with LLMJudge(ModelClient(provider, FAST)) as judge:
-        await judge.rate_chunks("q", ["a", "b"], "t")
+    await _rate_chunks(fake_openai_server, mode, 1)
     example = load_prompt("rate_chunks").example
     sent = _user(fake_openai_server.requests[0])
     assert (example not in sent) == (mode in ENFORCED_MODES)
@@ -99,11 +105,7 @@ async def test_the_example_is_sent_only_where_nothing_enforces_the_shape(
 
 async def test_auto_leaves_the_example_out_from_the_probe_on(fake_openai_server: FakeOpenAIServer) -> None:
     fake_openai_server.replay = load_fixture("llama_cpp_python_json_schema")  # 500 to json_schema
-    fake_openai_server.responder = lambda body: CHUNKS_REPLY
-    provider = OpenAICompatibleProvider("smollm2", base_url=fake_openai_server.url)
-    async with LLMJudge(ModelClient(provider, FAST)) as judge:
-        await judge.rate_chunks("q", ["a", "b"], "t")
-        await judge.rate_chunks("q", ["c", "d"], "t")
+    await _rate_chunks(fake_openai_server, None, 2)
     assert fake_openai_server.structured_modes == ["json_schema", "json_object_schema", "json_object_schema"]
     assert all("Example" not in _user(b) for b in fake_openai_server.requests)
 

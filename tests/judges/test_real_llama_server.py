@@ -11,9 +11,11 @@ answers of each pair); ``-k halueval`` / ``-k wikieval`` picks one. ``RAGMETER_R
 runs other rows (``0:4`` for a quick look); the report printed with ``-s`` names the run store, where
 ``ragmeter runs show`` gives every invalid score's raw replies.
 
-With SmolLM2-135M the five-metric test fails its goal: the model repeats the prompt's example reply
-instead of answering, which is now an invalid ``CopiedExample`` score rather than a wrong number
-(docs/judges.md, "Real servers", has the figures).
+SmolLM2-135M repeated the prompts' worked example instead of answering (an invalid
+``CopiedExample`` score, not a wrong number) until the example was left out in the modes in which
+the server enforces the schema; since then it passes on HaluEval with the copy check on. Passing
+means valid scores, not good ones: docs/judges.md, "Real servers", has the figures and what the
+replies say.
 """
 
 from __future__ import annotations
