@@ -17,10 +17,11 @@ from ragmeter.local import LocalJudge, OnnxVerifier, Verifier, default_verifier
 from ragmeter.local.support import ENTAIL, TOP_PREMISES, VERIFY_BAND
 
 # Probabilities of the trained checkpoint in torch (fp32), printed by scripts/export_verifier.py.
-# The packaged model is int8 (per-channel weights): on 1,000 held-out NLI pairs its probabilities
-# differ from torch's by 0.028 on average (at most 0.39) and 96.8% of its decisions at 0.5 are
-# torch's (training_record.json, "export"). On these pairs the largest difference is 0.058; the
-# tolerance is 0.1.
+# The packaged model is int8 (per-channel weights, activations quantised per tensor at run time):
+# on 1,000 held-out NLI pairs its probabilities differ from torch's by 0.028 on average (at most
+# 0.39) and 96.8% of its decisions at 0.5 are torch's (training_record.json, "export"). The
+# runtime reads each pair on its own (ragmeter.local.verifier); so read, the largest difference on
+# these pairs is 0.125 (0.058 when the export read them in one padded batch); the tolerance is 0.15.
 REFERENCE: list[tuple[str, str, float]] = [
     (
         "The Eiffel Tower was designed by the engineering company of Gustave Eiffel.",
@@ -39,7 +40,7 @@ REFERENCE: list[tuple[str, str, float]] = [
     ("Photosynthesis converts light energy into chemical energy.", "The museum opens at nine.", 0.0490),
     ("She won the race in March.", "She did not win the race.", 0.1330),
 ]
-TOL = 0.1
+TOL = 0.15
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,12 @@ Encoding runs in a worker thread, so the event loop keeps serving other jobs mea
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib.util
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -26,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ragmeter.errors import ConfigError
+from ragmeter.local.batching import CallBatcher
 from ragmeter.local.blas import single_blas_thread
 
 BATCH_SIZE = 64
@@ -83,10 +83,6 @@ def _executor() -> ThreadPoolExecutor:
         return _EXECUTOR
 
 
-async def _in_worker(fn: Callable[[], np.ndarray]) -> np.ndarray:
-    return await asyncio.get_running_loop().run_in_executor(_executor(), fn)
-
-
 class _CachedEmbedder:
     """Shared machinery: a bounded per-text LRU cache in front of a batch encoder."""
 
@@ -103,6 +99,7 @@ class _CachedEmbedder:
         self._batch_size = int(batch_size)
         self._cache_lock = threading.Lock()
         self._encode_lock = threading.Lock()
+        self._calls: CallBatcher[str, np.ndarray] | None = None
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -120,7 +117,7 @@ class _CachedEmbedder:
                 found.append(vec)
         return found, list(missing)
 
-    def _store(self, texts: list[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
+    def _store(self, texts: list[str], vectors: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
         fresh: dict[str, np.ndarray] = {}
         with self._cache_lock:
             for t, v in zip(texts, vectors, strict=True):
@@ -134,46 +131,56 @@ class _CachedEmbedder:
                 self._cache.popitem(last=False)
         return fresh
 
+    def _encode_all(self, texts: list[str]) -> list[np.ndarray]:
+        """Normalised vectors of ``texts`` (blocking; repeats encoded once), in batches of
+        ``batch_size``; encoded under a lock unless the model is thread-safe."""
+        unique = list(dict.fromkeys(texts))
+        rows: dict[str, np.ndarray] = {}
+        with self._encode_lock if not self.thread_safe else contextlib.nullcontext():
+            for start in range(0, len(unique), self._batch_size):
+                batch = unique[start : start + self._batch_size]
+                vectors = normalize_rows(self._encode_batch(batch))
+                if vectors.shape != (len(batch), self.dim):
+                    raise RuntimeError(
+                        f"{self.name} returned shape {vectors.shape} for {len(batch)} texts "
+                        f"(expected ({len(batch)}, {self.dim}))"
+                    )
+                rows.update(zip(batch, vectors, strict=True))
+        return [rows[t] for t in texts]
+
+    def _batcher(self) -> CallBatcher[str, np.ndarray]:
+        """Where :meth:`embed` sends the texts it has not cached: a batcher over this embedder's
+        model, shared with the calls of other samples in flight (:mod:`ragmeter.local.batching`)."""
+        if self._calls is None:
+            workers = EMBED_WORKERS if self.thread_safe else 1
+            self._calls = CallBatcher(self._encode_all, workers=workers, executor=_executor())
+        return self._calls
+
+    def _assemble(
+        self, items: list[str], found: list[np.ndarray | None], missing: list[str], vectors: Sequence[np.ndarray]
+    ) -> np.ndarray:
+        fresh = self._store(missing, vectors) if missing else {}
+        out = np.empty((len(items), self.dim), dtype=np.float32)
+        for i, (t, vec) in enumerate(zip(items, found, strict=True)):
+            out[i] = fresh[t] if vec is None else vec
+        return out
+
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         """Blocking version of :meth:`embed` (runs in the calling thread)."""
         items = _check_texts(texts)
         found, missing = self._lookup(items)
-        fresh: dict[str, np.ndarray] = {}
-        if missing:
-            with self._encode_lock if not self.thread_safe else contextlib.nullcontext():
-                # Another caller may have encoded some of them while this one waited.
-                _, missing = self._lookup(missing)
-                for start in range(0, len(missing), self._batch_size):
-                    batch = missing[start : start + self._batch_size]
-                    vectors = normalize_rows(self._encode_batch(batch))
-                    if vectors.shape != (len(batch), self.dim):
-                        raise RuntimeError(
-                            f"{self.name} returned shape {vectors.shape} for {len(batch)} texts "
-                            f"(expected ({len(batch)}, {self.dim}))"
-                        )
-                    fresh.update(self._store(batch, vectors))
-        out = np.empty((len(items), self.dim), dtype=np.float32)
-        for i, (t, vec) in enumerate(zip(items, found, strict=True)):
-            if vec is None:
-                vec = fresh.get(t)
-                if vec is None:  # encoded by a concurrent caller
-                    again, _ = self._lookup([t])
-                    vec = again[0]
-                    if vec is None:  # evicted in between (tiny cache): encode it alone
-                        vec = self.embed_sync([t])[0]
-            out[i] = vec
-        return out
+        return self._assemble(items, found, missing, self._encode_all(missing) if missing else [])
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) float32, rows L2-normalised. Cached texts cost nothing; the rest are
-        encoded in batches in a worker thread."""
+        encoded in a worker thread, in one batch with the texts of the other calls in flight."""
         items = _check_texts(texts)
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
         found, missing = self._lookup(items)
         if not missing:
             return np.stack(found)  # type: ignore[arg-type]
-        return await _in_worker(lambda: self.embed_sync(items))
+        return self._assemble(items, found, missing, await self._batcher().submit(missing))
 
     def cache_info(self) -> dict[str, int]:
         with self._cache_lock:
@@ -188,6 +195,7 @@ class _CachedEmbedder:
 
 _USE_LOCK = threading.Lock()
 _USE_MODEL: Any = None
+_USE_BATCHERS: dict[int, CallBatcher[str, np.ndarray]] = {}  # by batch size
 
 
 def load_use_model() -> Any:
@@ -242,6 +250,20 @@ class USEEmbedder(_CachedEmbedder):
         model = self.model
         with single_blas_thread():
             return np.asarray(model.encode(texts), dtype=np.float32)
+
+    def _batcher(self) -> CallBatcher[str, np.ndarray]:
+        """One batcher for every instance with this batch size: they share the model, so texts of
+        samples with their own caches (and judges) still go to it together. A subclass with its
+        own ``_encode_batch`` gets a batcher of its own."""
+        if type(self)._encode_batch is not USEEmbedder._encode_batch:
+            return super()._batcher()
+        with _USE_LOCK:
+            calls = _USE_BATCHERS.get(self._batch_size)
+            if calls is None:  # owned by a cacheless instance, so it keeps no cache alive
+                owner = USEEmbedder(cache_size=0, batch_size=self._batch_size)
+                calls = CallBatcher(owner._encode_all, workers=EMBED_WORKERS, executor=_executor())
+                _USE_BATCHERS[self._batch_size] = calls
+            return calls
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -9,15 +9,19 @@ library, no torch, no download. English only: its WordPiece vocabulary has no Ch
 Any object with the :class:`Verifier` methods can take its place, such as
 :class:`~ragmeter.local.cross_encoder.CrossEncoderSupport` (a user's Hugging Face NLI folder).
 
-Calls are batched across samples: while one batch runs in the worker thread, the pairs of the
-calls that arrive meanwhile (other samples in flight) wait and go together in the next batch.
-Within a batch, pairs are sorted by length and padded per mini-batch. Results are cached per
-(premise, hypothesis).
+Calls are batched across samples (:class:`~ragmeter.local.batching.CallBatcher`): while one batch
+runs in the worker thread, the pairs of the calls that arrive meanwhile (other samples in flight)
+wait and go together in the next batch, one thread hop for all. The model then reads the pairs one
+at a time (``batch_size=1``), unpadded: the packaged model quantises its activations per tensor at
+run time (``DynamicQuantizeLinear``), so a pair read in a batch is quantised with its batch mates'
+range and its padding, and its probability moves with them (by up to 0.2 on the WikiEval speed
+set, 0.02 on average). Read alone, a pair's probability does not depend on what else is in flight,
+and it is also cheaper: a padded batch spends more on padding than batching saves
+(docs/performance.md, "Local judge speed"). Results are cached per (premise, hypothesis).
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import threading
 from collections import OrderedDict
@@ -30,9 +34,12 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ragmeter.errors import ConfigError
+from ragmeter.local.batching import CallBatcher
 
 MAX_LENGTH = 128
-BATCH_SIZE = 32
+#: pairs the model reads in one run: 1, so that a pair's probability does not depend on its batch
+#: mates (the module docstring says why)
+BATCH_SIZE = 1
 CACHE_SIZE = 20_000
 _INSTALL = "pip install onnxruntime tokenizers  (both are ragmeter dependencies: reinstall ragmeter)"
 
@@ -74,6 +81,9 @@ class OnnxVerifier:
     ``token_type_ids``; output ``logits`` of shape (batch, 1)) and ``tokenizer.json``; default:
     the packaged verifier. ``threads``: onnxruntime intra-op threads (default 1: the judge reads few
     claims a sample and the embedder already keeps both cores busy; measured in docs/performance.md).
+    ``batch_size``: pairs per model run (default 1; more only for a model without dynamic
+    quantisation, whose probabilities do not depend on the batch: pairs are then sorted by length
+    and padded per run).
     """
 
     def __init__(
@@ -104,7 +114,7 @@ class OnnxVerifier:
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._cache_size = max(0, int(cache_size))
         self._cache_lock = threading.Lock()
-        self._batcher = _Batcher(self.entailment_sync)
+        self._batcher: CallBatcher[tuple[str, str], float] = CallBatcher(self._entail_pairs)
 
     def _load(self) -> tuple[Any, Any]:
         with self._load_lock:
@@ -176,11 +186,14 @@ class OnnxVerifier:
             found = [fresh[p] if v is None else v for p, v in zip(pairs, found, strict=True)]
         return [float(v) for v in found if v is not None]
 
+    def _entail_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
+        return self.entailment_sync([p for p, _ in pairs], [h for _, h in pairs])
+
     async def entailment(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
         """Async form of :meth:`entailment_sync`, batched with the other calls in flight."""
         if len(premises) != len(hypotheses):
             raise ValueError(f"{len(premises)} premises for {len(hypotheses)} hypotheses")
-        return await self._batcher.submit(list(premises), list(hypotheses))
+        return await self._batcher.submit(list(zip(premises, hypotheses, strict=True)))
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "path": "packaged" if self.packaged else str(self.path)}
@@ -189,48 +202,6 @@ class OnnxVerifier:
 
     def __repr__(self) -> str:
         return "OnnxVerifier(packaged)" if self.packaged else f"OnnxVerifier({str(self.path)!r})"
-
-
-class _Batcher:
-    """Runs one batch at a time in a worker thread; calls arriving meanwhile join the next batch."""
-
-    def __init__(self, fn: Any) -> None:
-        self._fn = fn
-        self._pending: list[tuple[list[str], list[str], asyncio.Future[list[float]]]] = []
-        self._running: dict[int, asyncio.Task[None]] = {}  # per event loop: its active drain task
-
-    async def submit(self, premises: list[str], hypotheses: list[str]) -> list[float]:
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[list[float]] = loop.create_future()
-        self._pending.append((premises, hypotheses, fut))
-        if id(loop) not in self._running:
-            self._running[id(loop)] = loop.create_task(self._drain(loop))
-        return await fut
-
-    async def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
-        try:
-            await asyncio.sleep(0)  # let the calls of this tick join the first batch
-            while True:
-                batch = [p for p in self._pending if p[2].get_loop() is loop]
-                if not batch:
-                    return
-                self._pending = [p for p in self._pending if p[2].get_loop() is not loop]
-                prem = [x for p, _, _ in batch for x in p]
-                hyp = [x for _, h, _ in batch for x in h]
-                try:
-                    probs = await asyncio.to_thread(self._fn, prem, hyp)
-                except Exception as exc:
-                    for _, _, fut in batch:
-                        if not fut.done():
-                            fut.set_exception(exc)
-                    continue
-                k = 0
-                for p, _, fut in batch:
-                    if not fut.done():
-                        fut.set_result(probs[k : k + len(p)])
-                    k += len(p)
-        finally:
-            self._running.pop(id(loop), None)
 
 
 @lru_cache(maxsize=1)
