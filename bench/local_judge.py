@@ -248,12 +248,14 @@ async def speed(
     """faithfulness + answer relevance + context relevance per sample, ``repeats`` passes.
 
     Each sample gets a fresh embedding cache (its own :class:`USEEmbedder`; the model is shared),
-    so nothing is reused across samples (two pair variants share their contexts; a real dataset
-    does not); within a sample the three metrics share it, as they do in a run. ``concurrency`` > 1
-    scores that many samples at once, as the runner does. ``verifier``: the packaged verifier
-    (loaded once, without its result cache, so no pair is reused either) or None (the features
-    alone); "every-claim" reads every English claim (``verify_band=(0, 1)``)."""
-    from ragmeter.local.embedders import USEEmbedder
+    so nothing is reused across samples (see :func:`speed_sets` for the pair variants, which share
+    their contexts); within a sample the three metrics share it, as they do in a run.
+    ``concurrency`` > 1 scores that many samples at once, as the runner does: their calls to the
+    models then go in shared batches. ``verifier``: the packaged verifier (loaded once, without its
+    result cache, so no pair is reused either) or None (the features alone); "every-claim" reads
+    every English claim (``verify_band=(0, 1)``). Texts and pairs are counted where they reach the
+    models."""
+    from ragmeter.local.embedders import USEEmbedder, load_use_model
 
     default_embedder()
     await LocalJudge().embed(["warm-up"])
@@ -263,6 +265,23 @@ async def speed(
         await _one(LocalJudge(USEEmbedder(), verifier=ver, verify_band=band), s)
     timers: list[TimedEmbedder] = []
     sem = asyncio.Semaphore(concurrency)
+    counts = {"texts": 0, "pairs": 0}
+    model = load_use_model()
+    encode = model.encode
+
+    def counting_encode(texts: Sequence[str]) -> Any:
+        counts["texts"] += len(texts)
+        return encode(texts)
+
+    model.encode = counting_encode
+    if ver is not None:
+        run = ver._run
+
+        def counting_run(pairs: list[tuple[str, str]]) -> list[float]:
+            counts["pairs"] += len(pairs)
+            return run(pairs)
+
+        ver._run = counting_run  # type: ignore[method-assign]
 
     async def job(s: dict[str, Any]) -> None:
         async with sem:
@@ -272,12 +291,15 @@ async def speed(
 
     c0 = time.process_time()
     t0 = time.perf_counter()
-    await asyncio.gather(*(job(s) for _ in range(repeats) for s in samples))
+    try:
+        await asyncio.gather(*(job(s) for _ in range(repeats) for s in samples))
+    finally:
+        model.encode = encode
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
     n = len(samples) * repeats
     model_s = sum(t.seconds for t in timers)
-    encoded = sum(t.inner.cache_info()["size"] for t in timers)
+    encoded = counts["texts"]
     return {
         "set": label,
         "verifier": verifier or "none",
@@ -290,21 +312,28 @@ async def speed(
         "embed_share": round(model_s / wall, 3) if concurrency == 1 else None,
         "texts_encoded": encoded,
         "texts_encoded_per_sample": round(encoded / n, 1),
+        "pairs_verified_per_sample": round(counts["pairs"] / n, 2),
         "load_average": [round(x, 2) for x in __import__("os").getloadavg()],
     }
 
 
 def speed_sets(data: Path) -> dict[str, list[dict[str, Any]]]:
     """English: the WikiEval faithfulness rows (question, contexts, answer), both variants.
-    Chinese: HalluQA rows with the reference as the context (short samples)."""
-    wiki = [
-        v for r in load(data / "wikieval_dev.jsonl") if r["aspect"] == "faithfulness" for v in variants(r)
+    Chinese: HalluQA rows with the reference as the context (short samples).
+
+    The two variants of a record share their contexts; a real dataset's samples do not. Every
+    record's first variant comes before any second one, so that the two are never in flight
+    together (their texts would be encoded once for both in a shared batch): the sets have more
+    records than the highest concurrency timed."""
+    wiki = [variants(r) for r in load(data / "wikieval_dev.jsonl") if r["aspect"] == "faithfulness"]
+    zh = [
+        [{"question": v["question"], "contexts": [v["reference"]], "answer": v["answer"]} for v in variants(r)]
+        for r in load(data / "halluqa_zh_dev.jsonl")[:30]
     ]
-    zh = []
-    for r in load(data / "halluqa_zh_dev.jsonl"):
-        for v in variants(r):
-            zh.append({"question": v["question"], "contexts": [v["reference"]], "answer": v["answer"]})
-    return {"en (WikiEval)": wiki, "zh (HalluQA, reference as context)": zh[:60]}
+    return {
+        "en (WikiEval)": [vs[k] for k in (0, 1) for vs in wiki],
+        "zh (HalluQA, reference as context)": [vs[k] for k in (0, 1) for vs in zh],
+    }
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
@@ -357,7 +386,8 @@ def main() -> None:
             f"\nspeed {s['set']}, verifier {s['verifier']}, concurrency {s['concurrency']}: {s['samples']} "
             f"samples, {s['wall_s']} s, {s['samples_per_s']} samples/s, {s['cpu_s']} CPU-s "
             f"({s['cpu_ms_per_sample']} ms a sample){share}; "
-            f"{s['texts_encoded_per_sample']} texts encoded a sample; load average {s['load_average']}"
+            f"{s['texts_encoded_per_sample']} texts encoded and {s['pairs_verified_per_sample']} pairs "
+            f"verified a sample; load average {s['load_average']}"
         )
 
 

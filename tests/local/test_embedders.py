@@ -188,3 +188,33 @@ async def test_sentence_transformer_with_a_fake_model(
 async def test_sentence_transformer_real_package(tmp_path: Path) -> None:
     pytest.importorskip("sentence_transformers")
     pytest.skip("needs a local sentence-transformers model folder; none ships with the tests")
+
+
+def test_the_fast_tokenizer_gives_the_ports_ids_and_embeddings() -> None:
+    pytest.importorskip("sentencepiece")
+    model = load_use_model()
+    fast = model._model.sp
+    assert isinstance(fast, emb_mod._FastPieces)  # sentencepiece is a dependency: it is used
+    port = fast._port
+    texts = [
+        "The Eiffel Tower was designed by the engineering company of Gustave Eiffel.",
+        "It was completed in 1889 and is 330 metres tall!",
+        "嫦娥，吴刚等都是神话传说中人物，并不真实存在。",  # unknown characters: the port's ids
+        "长江全长约6300公里，是中国最长的河流。",
+        "",
+        "   ",
+        "Ｆｕｌｌｗｉｄｔｈ text, ﬁne ligatures and 😀 emoji",
+        "Привет мир. مرحبا. 日本語のテキスト。",
+        "Tab\tseparated  and  doubled   spaces",
+    ]
+    for t in texts:
+        assert fast.encode(t, out_type=int, add_bos=True, add_eos=True) == port.encode(
+            t, out_type=int, add_bos=True, add_eos=True
+        ), t
+    with_fast = model.encode(texts)
+    model._model.sp = port
+    try:
+        with_port = model.encode(texts)
+    finally:
+        model._model.sp = fast
+    assert np.array_equal(with_fast, with_port)

