@@ -167,7 +167,7 @@ async def test_scores_with_samples_in_flight_equal_scores_one_at_a_time() -> Non
     together = await asyncio.gather(*(asyncio.gather(*(m.score(s, judge) for m in metrics)) for s in SAMPLES))
     # fewer encoder batches than samples: texts of several samples were encoded together
     assert 0 < embedder._batcher().batches - before < len(SAMPLES)
-    assert verifier._batcher.batches >= 1  # English claims in the band were read
+    assert verifier._batcher is not None and verifier._batcher.batches >= 1  # claims in the band were read
     for s, a, t in zip(SAMPLES, alone, together, strict=True):
         for name, va, st in zip(METRICS, a, t, strict=True):
             vt = _values(st)

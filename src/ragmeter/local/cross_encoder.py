@@ -16,19 +16,18 @@ support probabilities).
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.local.verifier import check_batch_size, require_modules
+from ragmeter.local.verifier import BatchedEntailment, check_batch_size, require_modules
 
 _INSTALL = "pip install 'ragmeter[nli]'  (transformers and torch)"
 
 
-class CrossEncoderSupport:
+class CrossEncoderSupport(BatchedEntailment):
     """Entailment probabilities from a local sequence-classification model folder."""
 
     def __init__(
@@ -129,10 +128,6 @@ class CrossEncoderSupport:
                     probs = torch.softmax(logits, dim=-1)[:, self._column]
                 out.extend(min(max(float(x), 0.0), 1.0) for x in probs.cpu().tolist())
         return out
-
-    async def entailment(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
-        """Async form of :meth:`entailment_sync` (runs in a worker thread)."""
-        return await asyncio.to_thread(self.entailment_sync, list(premises), list(hypotheses))
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "path": str(self.path), "device": self.device}

@@ -57,6 +57,30 @@ class Verifier(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
+class BatchedEntailment:
+    """:meth:`entailment` for a verifier with a blocking ``entailment_sync``: it runs in a worker
+    thread, in one batch with the calls of the other samples in flight
+    (:mod:`ragmeter.local.batching`)."""
+
+    _batcher: CallBatcher[tuple[str, str], float] | None = None
+
+    def entailment_sync(
+        self, premises: Sequence[str], hypotheses: Sequence[str]
+    ) -> list[float]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _entail_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
+        return self.entailment_sync([p for p, _ in pairs], [h for _, h in pairs])
+
+    async def entailment(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
+        """Async form of :meth:`entailment_sync`, batched with the other calls in flight."""
+        if len(premises) != len(hypotheses):
+            raise ValueError(f"{len(premises)} premises for {len(hypotheses)} hypotheses")
+        if self._batcher is None:  # made on first use, one per verifier
+            self._batcher = CallBatcher(self._entail_pairs)
+        return await self._batcher.submit(list(zip(premises, hypotheses, strict=True)))
+
+
 def require_modules(modules: Sequence[str], what: str, install: str) -> None:
     """A ConfigError naming the first of ``modules`` that is not installed."""
     for mod in modules:
@@ -74,7 +98,7 @@ def packaged_model_dir() -> Path:
     return Path(str(resources.files("ragmeter.local").joinpath("weights").joinpath("verifier")))
 
 
-class OnnxVerifier:
+class OnnxVerifier(BatchedEntailment):
     """A one-logit BERT-style cross-encoder exported to ONNX, read with onnxruntime.
 
     ``path``: a folder with ``model.onnx`` (inputs ``input_ids``, ``attention_mask``,
@@ -114,7 +138,6 @@ class OnnxVerifier:
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._cache_size = max(0, int(cache_size))
         self._cache_lock = threading.Lock()
-        self._batcher: CallBatcher[tuple[str, str], float] = CallBatcher(self._entail_pairs)
 
     def _load(self) -> tuple[Any, Any]:
         with self._load_lock:
@@ -185,15 +208,6 @@ class OnnxVerifier:
                     self._cache.popitem(last=False)
             found = [fresh[p] if v is None else v for p, v in zip(pairs, found, strict=True)]
         return [float(v) for v in found if v is not None]
-
-    def _entail_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
-        return self.entailment_sync([p for p, _ in pairs], [h for _, h in pairs])
-
-    async def entailment(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
-        """Async form of :meth:`entailment_sync`, batched with the other calls in flight."""
-        if len(premises) != len(hypotheses):
-            raise ValueError(f"{len(premises)} premises for {len(hypotheses)} hypotheses")
-        return await self._batcher.submit(list(zip(premises, hypotheses, strict=True)))
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "path": "packaged" if self.packaged else str(self.path)}
