@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 
 import pytest
 
@@ -53,30 +52,41 @@ async def test_a_wrong_number_of_results_is_an_error() -> None:
 
 async def test_at_most_workers_batches_run_at_once_and_later_calls_wait_together() -> None:
     lock = threading.Lock()
+    gate = threading.Event()
     running = peak = 0
     sizes: list[int] = []
 
-    def slow(items: list[int]) -> list[int]:
+    def held(items: list[int]) -> list[int]:
         nonlocal running, peak
         with lock:
             running += 1
             peak = max(peak, running)
             sizes.append(len(items))
-        time.sleep(0.05)
+        gate.wait(timeout=30)
         with lock:
             running -= 1
         return items
 
-    b: CallBatcher[int, int] = CallBatcher(slow, workers=2)
+    b: CallBatcher[int, int] = CallBatcher(held, workers=2)
 
-    async def call(i: int, delay: float) -> list[int]:
-        await asyncio.sleep(delay)
-        return await b.submit([i])
+    async def until_running(n: int) -> None:
+        for _ in range(3000):
+            if running == n:
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"{running} batches running, expected {n}")
 
-    # two calls start the two workers; the six that arrive while they run go in one batch
-    out = await asyncio.gather(call(0, 0), call(1, 0.001), *(call(i, 0.01) for i in range(2, 8)))
+    first = asyncio.ensure_future(b.submit([0]))
+    await until_running(1)
+    second = asyncio.ensure_future(b.submit([1]))  # a second worker takes it
+    await until_running(2)
+    rest = [asyncio.ensure_future(b.submit([i])) for i in range(2, 8)]  # both workers busy: they wait
+    await asyncio.sleep(0.05)
+    assert sizes == [1, 1] and peak == 2
+    gate.set()
+    out = await asyncio.gather(first, second, *rest)
     assert out == [[i] for i in range(8)]
-    assert peak == 2 and len(sizes) < 8 and sum(sizes) == 8
+    assert sizes == [1, 1, 6] and peak == 2  # the six waiting calls went in one batch
 
 
 def test_works_across_event_loops() -> None:
