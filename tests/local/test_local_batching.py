@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -198,3 +199,32 @@ def test_a_pairs_probability_does_not_depend_on_its_batch_mates() -> None:
     alone = v.entailment_sync([pair[0]], [pair[1]])[0]
     mixed = v.entailment_sync([p for p, _ in [*others, pair]], [h for _, h in [*others, pair]])
     assert mixed[-1] == alone  # exactly: read on its own, unpadded, whatever else is in the call
+
+
+def test_a_loop_closed_mid_batch_leaves_nothing_behind() -> None:
+    gate = threading.Event()
+
+    def held(items: list[int]) -> list[int]:
+        gate.wait(timeout=30)
+        return items
+
+    pool = ThreadPoolExecutor(1)  # not the loop's own executor, which asyncio.run would wait for
+    b: CallBatcher[int, int] = CallBatcher(held, workers=1, executor=pool)
+    calls: list[asyncio.Future[list[int]]] = []
+
+    async def abandon() -> None:
+        calls.append(asyncio.ensure_future(b.submit([1])))
+        for _ in range(3000):  # until the drain has taken it: it runs, held at the gate
+            if b._running and not b._pending:
+                break
+            await asyncio.sleep(0.01)
+        calls.append(asyncio.ensure_future(b.submit([2])))  # waits for the next batch
+        await asyncio.sleep(0)
+        # returning closes the loop: asyncio.run cancels the drain and both calls
+
+    asyncio.run(abandon())
+    gate.set()
+    assert all(c.cancelled() for c in calls)
+    assert b._pending == [] and b._running == {}
+    assert asyncio.run(b.submit([3])) == [3]  # a new loop is served as before
+    pool.shutdown(wait=True)

@@ -89,8 +89,11 @@ class CallBatcher(Generic[T, R]):
                 left = self._running.get(id(loop), 1) - 1
                 if left > 0:
                     self._running[id(loop)] = left
-                else:
+                else:  # the loop's last drain: its waiting calls will not be run
                     self._running.pop(id(loop), None)
+                    for _, fut in [p for p in self._pending if p[1].get_loop() is loop]:
+                        fut.cancel()
+                    self._pending = [p for p in self._pending if p[1].get_loop() is not loop]
             raise
 
     async def _run(
