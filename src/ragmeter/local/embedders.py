@@ -7,7 +7,10 @@
   names (needs ``pip install sentence-transformers``).
 
 Both return float32 arrays whose rows are L2-normalised, so a dot product is the cosine.
-Encoding runs in a worker thread, so the event loop keeps serving other jobs meanwhile.
+Encoding runs in a worker thread, so the event loop keeps serving other jobs meanwhile, and the
+texts of the calls in flight (other samples') are encoded together (:mod:`ragmeter.local.batching`).
+USE tokenizes with the ``sentencepiece`` library when it is installed (a base dependency), with the
+same ids as the pure-Python tokenizer the USE package ships (:class:`_FastPieces`).
 """
 
 from __future__ import annotations
