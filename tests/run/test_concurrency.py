@@ -46,9 +46,11 @@ async def _peak(server: FakeOpenAIServer, tmp_path: Path, config: JudgeConfig, c
 
 
 async def test_run_concurrency_is_requests_in_flight_and_they_are_filled(tmp_path: Path) -> None:
-    # 30 samples x 4 metrics make 120 requests of 20 ms: with 6 slots and the shared steps of
-    # each sample in flight, the endpoint sees exactly 6 at once at some point and never 7.
-    with FakeOpenAIServer(latency_s=0.02) as server:
+    # 30 samples x 4 metrics make 120 requests of 100 ms: with 6 slots and the shared steps of
+    # each sample in flight, the endpoint sees exactly 6 at once at some point and never 7 (100 ms,
+    # not less: on a loaded machine a slot freed by a fast reply may not be refilled before the
+    # others return, and the peak would measure the machine, not the runner)
+    with FakeOpenAIServer(latency_s=0.1) as server:
         assert await _peak(server, tmp_path, JudgeConfig(), 6) == 6
 
 
@@ -74,7 +76,7 @@ def _judge_args(server: FakeOpenAIServer) -> list[str]:
 
 def test_cli_concurrency_sets_the_endpoint_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "loopback")
-    with FakeOpenAIServer(latency_s=0.02) as server:
+    with FakeOpenAIServer(latency_s=0.1) as server:  # 100 ms: see above
         args = ["evaluate", str(_write(tmp_path, 20)), "-m", ",".join(CORE), "--json", "--out", str(tmp_path)]
         code, out, err = _cli([*args, *_judge_args(server), "--concurrency", "5"])
         assert code == 0, err
