@@ -23,7 +23,7 @@ CASES = [
     if line.strip()
 ]
 # the level reached by the packaged judge (verifier + combiner as committed), per language
-MIN_RIGHT = {"en": 30, "zh": 11}
+MIN_RIGHT = {"en": 32, "zh": 11}
 
 
 def right(case: dict[str, str], p: float) -> bool:

@@ -18,29 +18,29 @@ from ragmeter.local.support import ENTAIL, TOP_PREMISES, VERIFY_BAND
 
 # Probabilities of the trained checkpoint in torch (fp32), printed by scripts/export_verifier.py.
 # The packaged model is int8 (per-channel weights, activations quantised per tensor at run time):
-# on 1,000 held-out NLI pairs its probabilities differ from torch's by 0.028 on average (at most
-# 0.39) and 96.8% of its decisions at 0.5 are torch's (training_record.json, "export"). The
+# on 1,000 held-out NLI pairs its probabilities differ from torch's by 0.019 on average (at most
+# 0.42) and 98.6% of its decisions at 0.5 are torch's (training_record.json, "export"). The
 # runtime reads each pair on its own (ragmeter.local.verifier); so read, the largest difference on
-# these pairs is 0.125 (0.058 when the export read them in one padded batch); the tolerance is 0.15.
+# these pairs is 0.071 (the negation pair); the tolerance is 0.1.
 REFERENCE: list[tuple[str, str, float]] = [
     (
         "The Eiffel Tower was designed by the engineering company of Gustave Eiffel.",
         "Gustave Eiffel's company designed the tower.",
-        0.8982,
+        0.9753,
     ),
     (
         "The Eiffel Tower was designed by the engineering company of Gustave Eiffel.",
         "The tower was designed by Thomas Edison.",
-        0.0445,
+        0.0049,
     ),
-    ("The Eiffel Tower is a wrought-iron lattice tower in Paris.", "The tower is made of concrete.", 0.0741),
-    ("The company was founded in 1998 and employs 300 people.", "The company was founded in 1998.", 0.7072),
-    ("The company was founded in 1998 and employs 300 people.", "The company was founded in 2005.", 0.0569),
-    ("The bridge is not open to cars.", "Cars can use the bridge.", 0.0754),
-    ("Photosynthesis converts light energy into chemical energy.", "The museum opens at nine.", 0.0490),
-    ("She won the race in March.", "She did not win the race.", 0.1330),
+    ("The Eiffel Tower is a wrought-iron lattice tower in Paris.", "The tower is made of concrete.", 0.0407),
+    ("The company was founded in 1998 and employs 300 people.", "The company was founded in 1998.", 0.9822),
+    ("The company was founded in 1998 and employs 300 people.", "The company was founded in 2005.", 0.0048),
+    ("The bridge is not open to cars.", "Cars can use the bridge.", 0.2423),
+    ("Photosynthesis converts light energy into chemical energy.", "The museum opens at nine.", 0.0046),
+    ("She won the race in March.", "She did not win the race.", 0.0197),
 ]
-TOL = 0.15
+TOL = 0.1
 
 
 @pytest.fixture(scope="module")
