@@ -64,7 +64,7 @@ _ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _ZH_NUM_RE = re.compile(r"[零〇一二两三四五六七八九十百千万]{1,6}")
 # Arabic digits with a Chinese unit: 5700万 (57,000,000), 3.5亿, 5千
 _MIXED_NUM_RE = re.compile(r"(\d+(?:\.\d+)?)([十百千万亿]+)")
-_ZH_MULTIPLIERS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
+_ZH_MULTIPLIERS = {**_ZH_UNITS, "亿": 100_000_000}
 # Ideographs that follow a Chinese numeral when it really is a count or a date part.
 _ZH_COUNTERS = "个年月日号岁次位名人种件天元米公里吨倍条座家所项届本张只头匹架辆层周点分秒"
 
@@ -192,8 +192,9 @@ def analyze(text: str) -> TextFeatures:
         value = float(mm.group(1))
         for c in mm.group(2):
             value *= _ZH_MULTIPLIERS[c]
-        numbers.add(_canon_number(f"{value:.6f}"))
-        terms.append(_canon_number(f"{value:.6f}"))
+        number = _canon_number(f"{value:.6f}")
+        numbers.add(number)
+        terms.append(number)
     ascii_part = _CJK_RUN_RE.sub(" ", _MIXED_NUM_RE.sub(" ", s))
     for m in _WORD_RE.finditer(ascii_part):
         tok = m.group(0)

@@ -202,8 +202,8 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
     neg_flip = (
         1.0
         if (
-            cf.negated != _aligned_clause(cf, ctx.sentences[best], bf).negated
-            and max(sent_cov, cov_best) >= 0.5
+            max(sent_cov, cov_best) >= 0.5  # the cheap test first: clauses are split only when it holds
+            and cf.negated != _aligned_clause(cf, ctx.sentences[best], bf).negated
         )
         else 0.0
     )
