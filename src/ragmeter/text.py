@@ -400,6 +400,7 @@ _ANSWER_CLAIM = {
 }
 
 
+@lru_cache(maxsize=4096)  # each claim-based metric of a sample asks for the same one
 def short_answer_claim(answer: str, question: str | None, lang: str = "en") -> str | None:
     """The claim that a short answer makes together with its question, or None.
 

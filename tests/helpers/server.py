@@ -435,6 +435,9 @@ class FakeOpenAIServer:
             self._counted_at = time.monotonic()
             self.first_request_at: float | None = None
             self.last_reply_at: float | None = None
+            self._entered_at: dict[int, tuple[float, int]] = {}
+            # (arrived, left, kind, index in ``requests``) of each request that left
+            self.timeline: list[tuple[float, float, str, int]] = []
             self._pending: dict[int, socket.socket | None] = {}
             self._next_token = 0
             self.by_status: Counter[int] = Counter()
@@ -520,6 +523,7 @@ class FakeOpenAIServer:
             self._next_token += 1
             token = self._next_token
             self._pending[token] = sock
+            self._entered_at[token] = (time.time(), len(self.requests))
             self.total_requests += 1
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
@@ -532,6 +536,8 @@ class FakeOpenAIServer:
             if self._pending.pop(token, _REAPED) is not _REAPED:
                 self.in_flight -= 1
             self.last_reply_at = time.time()
+            entered_at, i = self._entered_at.pop(token, (self.last_reply_at, -1))
+            self.timeline.append((entered_at, self.last_reply_at, kind, i))
             self.by_status[status] += 1
             self.by_kind[kind] += 1
 
@@ -768,6 +774,10 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                             "last_reply_at": server.last_reply_at,
                             "process_cpu_s": time.process_time(),
                             "by_kind": dict(server.by_kind),
+                            "timeline": [
+                                (a, b, kind, detect_step(server.requests[i]) if i >= 0 else "?")
+                                for a, b, kind, i in server.timeline
+                            ],
                             "by_status": {str(k): v for k, v in server.by_status.items()},
                         }
                     ).encode()

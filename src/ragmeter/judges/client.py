@@ -27,7 +27,7 @@ import numpy as np
 from ragmeter.errors import EndpointError, JudgeError, RateLimitError, TransportError, UnsupportedStepError
 from ragmeter.judges.cache import LLMCache, NullCache, chat_key, embed_key, provider_identity
 from ragmeter.judges.config import JudgeConfig
-from ragmeter.judges.limits import RateLimiter
+from ragmeter.judges.limits import RateLimiter, RequestSlots
 from ragmeter.judges.tokens import estimate_message_tokens, estimate_tokens, is_estimated
 from ragmeter.judges.types import (
     CallRecord,
@@ -79,7 +79,7 @@ class ModelClient:
         self._limiter = RateLimiter(
             self.config.rpm, self.config.tpm, sleep=self._sleep, clock=clock or time.monotonic
         )
-        self._sem: asyncio.Semaphore | None = None
+        self._sem: RequestSlots | None = None
         self._sem_key: tuple[asyncio.AbstractEventLoop, int] | None = None
         self.run_concurrency = DEFAULT_CONCURRENCY
         # running totals
@@ -155,10 +155,10 @@ class ModelClient:
         """The run's requests-in-flight limit; applies unless the config sets ``concurrency``."""
         self.run_concurrency = max(1, int(n))
 
-    def _semaphore(self) -> asyncio.Semaphore:
+    def _semaphore(self) -> RequestSlots:
         key = (asyncio.get_running_loop(), self.concurrency)
         if self._sem is None or self._sem_key != key:  # a new event loop, or a new run's limit
-            self._sem = asyncio.Semaphore(key[1])
+            self._sem = RequestSlots(key[1])
             self._sem_key = key
         return self._sem
 
@@ -167,8 +167,10 @@ class ModelClient:
         ceiling = min(cfg.backoff_max_s, cfg.backoff_base_s * (2 ** (attempt - 1)))
         return self._rng.uniform(0.0, ceiling)
 
-    async def _call(self, fn: Callable[[], Awaitable[T]], est_tokens: int) -> tuple[T, int]:
-        """Run ``fn`` with limits, timeout and retries. Returns (result, attempts)."""
+    async def _call(self, fn: Callable[[], Awaitable[T]], est_tokens: int, *, leads: bool = False) -> tuple[T, int]:
+        """Run ``fn`` with limits, timeout and retries. Returns (result, attempts). ``leads``: other
+        requests wait on this one's reply, so it takes a free request slot before those that do not
+        (:class:`~ragmeter.judges.limits.RequestSlots`)."""
         cfg = self.config
         sem = self._semaphore()
         attempt = 0
@@ -177,7 +179,9 @@ class ModelClient:
             if self._limiter.active:
                 await self._limiter.acquire(est_tokens)
             error: JudgeError
-            async with sem:
+            done = False
+            await sem.acquire(0 if leads else 1)
+            try:
                 stopped = self._stopped
                 if stopped is not None and stopped[0] is asyncio.get_running_loop():
                     raise _again(stopped[1])  # the endpoint failed for good: send nothing more
@@ -187,7 +191,7 @@ class ModelClient:
                     result = await asyncio.wait_for(fn(), timeout=cfg.timeout_s)
                     if attempt > 1:
                         notify_retry(None)
-                    return result, attempt
+                    done = True
                 except asyncio.TimeoutError:
                     error = TransportError(f"{self.name}: request timed out after {cfg.timeout_s}s")
                 except (RateLimitError, TransportError) as e:
@@ -201,6 +205,12 @@ class ModelClient:
                     raise
                 finally:
                     self.in_flight -= 1
+            finally:
+                handed_over = sem.release()
+            if done:
+                if handed_over:  # let the request waiting for this slot go out before this reply is used
+                    await asyncio.sleep(0)
+                return result, attempt
             # the slot is released: sleep outside it
             if attempt > cfg.max_retries:
                 error.attempts = attempt  # type: ignore[union-attr]
@@ -260,7 +270,7 @@ class ModelClient:
         est = estimate_message_tokens(request.messages) + (request.max_tokens or 0) // 4
         started = time.monotonic()
         try:
-            response, attempts = await self._call(lambda: self.provider.generate(request), est)
+            response, attempts = await self._call(lambda: self.provider.generate(request), est, leads=request.leads)
         except JudgeError as e:
             attempts = int(getattr(e, "attempts", 1))
             self._finish(

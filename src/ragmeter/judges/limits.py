@@ -9,6 +9,7 @@ settles the real count after it); the level may go negative, which delays later 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from collections.abc import Awaitable, Callable
 
@@ -111,3 +112,49 @@ class RateLimiter:
         if self.tokens is not None:
             reserved = min(float(max(1, est_tokens)), self.tokens.capacity)
             self.tokens.adjust(actual_tokens - reserved)
+
+
+class RequestSlots:
+    """The requests an endpoint may have in flight: ``n`` slots, handed out by priority.
+
+    A waiter with a lower ``priority`` number goes first, and waiters of equal priority go in
+    order of arrival. A freed slot passes straight to the next waiter (a request that arrives
+    meanwhile does not take it over). The judge sends a request that later requests wait on (a
+    sample's claims, which its verdicts then check) before the ones nothing waits on, so every
+    sample's chain of requests gets going early and the end of a run is not a tail of second steps
+    with most slots idle. Bound to the event loop it is first used in (as ``asyncio.Semaphore``).
+    """
+
+    def __init__(self, n: int) -> None:
+        if n < 1:
+            raise ValueError("a request limit must be >= 1")
+        self.free = int(n)
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._seq = 0
+
+    async def acquire(self, priority: int = 1) -> None:
+        if self.free > 0 and not self._waiters:
+            self.free -= 1
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._seq += 1
+        heapq.heappush(self._waiters, (priority, self._seq, fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # the slot was handed over just before: pass it on
+                self.release()
+            else:
+                self._waiters = [w for w in self._waiters if w[2] is not fut]
+                heapq.heapify(self._waiters)
+            raise
+
+    def release(self) -> bool:
+        """Free a slot; True when it went straight to a waiter."""
+        while self._waiters:
+            _, _, fut = heapq.heappop(self._waiters)
+            if not fut.done():
+                fut.set_result(None)  # the slot goes to this waiter: ``free`` stays as it is
+                return True
+        self.free += 1
+        return False

@@ -98,6 +98,8 @@ _PROMPTED_STEPS = frozenset(
         "compare",
     }
 )
+#: Steps whose replies later requests wait on (claims, then their verdicts): sent first (ChatRequest.leads)
+_LEADING_STEPS = frozenset({"extract_claims", "extract_claims_many"})
 #: prompt files whose versions the run record lists
 _RECORDED_PROMPTS = (
     *sorted(_PROMPTED_STEPS),
@@ -312,6 +314,7 @@ class LLMJudge(MoreSteps):
             step=step,
             prompt_version=version,
             enforced_messages=enforced if enforced != messages else None,
+            leads=step in _LEADING_STEPS,
         )
         # the prompt's own wording (its example) and the request's data, for check_not_copied
         wording = prompt.wording

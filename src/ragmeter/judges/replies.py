@@ -14,6 +14,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from ragmeter.errors import (
@@ -194,13 +195,21 @@ def needed_indices(raw: Any, n: int) -> set[int]:
     return out
 
 
+_NON_WORD_RE = re.compile(r"[\W_]+")
+
 #: a reply text counts as copied only from this many tokens and characters on (words, or ideographs)
 _COPY_MIN_TOKENS = 3
 _COPY_MIN_CHARS = 12
 
 
 def _norm_text(text: str) -> str:
-    return " ".join(re.sub(r"[\W_]+", " ", str(text).casefold()).split())
+    return " ".join(_NON_WORD_RE.sub(" ", str(text).casefold()).split())
+
+
+@lru_cache(maxsize=256)
+def _norm_template(prompt_text: str) -> str:
+    """:func:`_norm_text` of a prompt's wording, which is the same for every request of a step."""
+    return _norm_text(prompt_text)
 
 
 def _strings(obj: Any) -> list[str]:
@@ -222,14 +231,18 @@ def check_not_copied(obj: Any, prompt_text: str, data: str) -> None:
     in ``data`` (the request's inputs), and fewer than half of its words of 4+ characters (or its
     ideographs) are in the data: a reply about Einstein to data about Einstein is not a copy.
     """
-    template = _norm_text(prompt_text)
-    given = _norm_text(data)
-    given_tokens = set(tokenize(data))
+    template = _norm_template(prompt_text)
+    given: str | None = None  # the data, normalised only when a text is found in the prompt (rare)
     for text in _strings(obj):
         n = _norm_text(text)
-        tokens = tokenize(text)
-        if len(tokens) < _COPY_MIN_TOKENS or len(n) < _COPY_MIN_CHARS or n not in template or n in given:
+        if len(n) < _COPY_MIN_CHARS or n not in template:
             continue
+        tokens = tokenize(text)
+        if given is None:
+            given = _norm_text(data)
+        if len(tokens) < _COPY_MIN_TOKENS or n in given:
+            continue
+        given_tokens = set(tokenize(data))
         content = [t for t in tokens if len(t) >= 4 or not t.isascii()] or tokens
         if sum(t in given_tokens for t in content) * 2 < len(content):
             shown = text if len(text) <= 80 else text[:79] + "…"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,7 +31,35 @@ def _cap_strings(schema: Any) -> Any:
     return schema
 
 
+#: narrowed schemas kept (a run meets few distinct shapes: one per claim count, passage count...)
+_SHAPED_CACHE_SIZE = 1024
+_shaped: OrderedDict[tuple[int, tuple[tuple[str, Any], ...], bool], tuple[Mapping[str, Any], dict[str, Any]]]
+_shaped = OrderedDict()
+_shaped_lock = threading.Lock()
+
+
 def shaped_schema(schema: Mapping[str, Any], shape: Mapping[str, Any], *, grammar: bool) -> dict[str, Any]:
+    """:func:`narrow_schema`, kept for the next request of the same schema and shape (every request
+    builds two of them). The result is shared: read it, do not change it."""
+    try:
+        key = (id(schema), tuple(sorted(shape.items())), grammar)
+        hash(key)
+    except TypeError:  # an unhashable shape value: nothing to key on
+        return narrow_schema(schema, shape, grammar=grammar)
+    with _shaped_lock:
+        hit = _shaped.get(key)
+        if hit is not None and hit[0] is schema:  # the entry keeps its schema alive: ids stay unique
+            _shaped.move_to_end(key)
+            return hit[1]
+    out = narrow_schema(schema, shape, grammar=grammar)
+    with _shaped_lock:
+        _shaped[key] = (schema, out)
+        while len(_shaped) > _SHAPED_CACHE_SIZE:
+            _shaped.popitem(last=False)
+    return out
+
+
+def narrow_schema(schema: Mapping[str, Any], shape: Mapping[str, Any], *, grammar: bool) -> dict[str, Any]:
     """The prompt's schema narrowed to what this request can validly answer.
 
     Everywhere: sentence numbers and item indices become ``enum`` of the valid numbers, a score on an

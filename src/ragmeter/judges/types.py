@@ -49,6 +49,9 @@ class ChatRequest:
     which a small model copies instead of answering when the shape no longer needs showing;
     :meth:`messages_for` picks. ``None``: ``messages`` in every mode.
     ``step`` and ``prompt_version`` name the prompt (for the cache key and the run record).
+    ``leads``: later requests wait on this one's reply (a sample's claims, which its verdicts then
+    check), so it goes out before requests nothing waits on when the endpoint's slots are all busy;
+    scheduling only, not part of the request or its cache key.
     """
 
     messages: tuple[Message, ...]
@@ -61,6 +64,7 @@ class ChatRequest:
     step: str = ""
     prompt_version: str = ""
     enforced_messages: tuple[Message, ...] | None = None
+    leads: bool = False
 
     def messages_for(self, mode: str) -> tuple[Message, ...]:
         """The messages to send in structured-output mode ``mode``."""

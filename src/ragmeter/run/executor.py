@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from ragmeter.run.config import RunConfig
 
 #: jobs in flight per request slot of the endpoint (see the module docstring)
-JOBS_PER_SLOT = 4
+JOBS_PER_SLOT = 8
 #: the longest a finished result waits in memory before the store commits it
 COMMIT_INTERVAL_S = 0.1
 #: results the run store commits in one transaction at most (see ragmeter.log.store)
