@@ -17,8 +17,11 @@ def ragmeter_cmd(*python_flags: str) -> list[str]:
 
 
 def env_for(src: str | None, **extra: str) -> dict[str, str]:
-    """The environment of a CLI run: ``src`` first on the import path when given."""
+    """The environment of a CLI run: ``src`` first on the import path when given. Bytecode is
+    cached as in an installed package (pip compiles it at install), even where the shell sets
+    ``PYTHONDONTWRITEBYTECODE``: otherwise every run would compile each module from source again."""
     env = {**os.environ, **extra}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if src:
         env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env

@@ -419,17 +419,20 @@ def short_answer_claim(answer: str, question: str | None, lang: str = "en") -> s
     claim-based metrics report ``NoClaims`` for them). A bare "Yes" / "No" (是的 / 不是) answers its
     question and gets its claim.
     """
-    # the local judge's rules for text that states nothing (word lists and regular expressions)
-    from ragmeter.local.claims import extract_claims as stated
-
     a = " ".join(str(answer or "").split())
     q = " ".join(str(question or "").split())
-    if not a or not q or len(split_sentences(a)) > 1:
+    if not a or not q:
         return None
     tokens = tokenize(a)
     n_cjk = sum(1 for t in tokens if is_cjk(t))
     if not tokens or n_cjk > SHORT_ANSWER_CJK or len(tokens) - n_cjk > SHORT_ANSWER_WORDS:
         return None
+    if len(split_sentences(a)) > 1:
+        return None
+    # the local judge's rules for text that states nothing (word lists and regular expressions),
+    # loaded for a short answer only: a run with an LLM judge whose answers are long never needs them
+    from ragmeter.local.claims import extract_claims as stated
+
     if not stated(a, question=q):
         return None
     template = _ANSWER_CLAIM["zh" if lang == "zh" else "en"]

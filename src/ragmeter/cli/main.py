@@ -49,13 +49,18 @@ def main() -> None:
     embedder (docs/performance.md), which the user waits for and nothing needs. So the process
     ends there, with the command's exit status, as Python would have set it (``sys.exit``'s code:
     None is 0, an int itself, anything else printed to stderr and 1; output that cannot be written
-    out, e.g. to a closed pipe, is 120).
+    out, e.g. to a closed pipe, is 120). Under a profiler or a tracer (``python -m cProfile``,
+    coverage, a debugger), which may still have to write what it gathered, the exit is Python's own.
     """
     try:
         cli()
         code: Any = 0
     except SystemExit as stop:
+        if sys.getprofile() is not None or sys.gettrace() is not None:
+            raise
         code = stop.code
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return
     if code is None:
         code = 0
     elif not isinstance(code, int):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -188,7 +189,7 @@ class ModelClient:
                 self.in_flight += 1
                 self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
                 try:
-                    result = await asyncio.wait_for(fn(), timeout=cfg.timeout_s)
+                    result = await within(fn(), cfg.timeout_s)
                     if attempt > 1:
                         notify_retry(None)
                     done = True
@@ -213,7 +214,7 @@ class ModelClient:
                 return result, attempt
             # the slot is released: sleep outside it
             if attempt > cfg.max_retries:
-                error.attempts = attempt  # type: ignore[union-attr]
+                error.attempts = attempt  # type: ignore[attr-defined]
                 raise error
             retry_after = getattr(error, "retry_after", None)
             delay = self._backoff(attempt)
@@ -414,6 +415,23 @@ def _again(error: EndpointError) -> EndpointError:
     )
     again.attempts = 0  # type: ignore[attr-defined]
     return again
+
+
+if sys.version_info >= (3, 11):
+
+    async def within(aw: Awaitable[T], timeout_s: float | None) -> T:
+        """``await aw``, or ``TimeoutError`` after ``timeout_s`` seconds (None: no limit), in the
+        calling task: ``asyncio.wait_for`` (before Python 3.12) runs ``aw`` as a new task, which
+        starts only after everything else the event loop has ready, so at 64 requests in flight a
+        request whose slot was free went out behind hundreds of other steps."""
+        async with asyncio.timeout(timeout_s):
+            return await aw
+
+else:  # pragma: no cover - Python 3.10
+
+    async def within(aw: Awaitable[T], timeout_s: float | None) -> T:
+        """``await aw``, or ``TimeoutError`` after ``timeout_s`` seconds (None: no limit)."""
+        return await asyncio.wait_for(aw, timeout=timeout_s)
 
 
 def _short_error(error: BaseException) -> str:
