@@ -37,11 +37,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ragmeter.errors import UnsupportedStepError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 STEPS: tuple[str, ...] = (
     "extract_claims",

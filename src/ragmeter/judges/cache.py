@@ -19,12 +19,13 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.judges.types import ChatRequest, ChatResponse, Usage
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SCHEMA_VERSION = 1
 #: how long opening the cache waits for another process (SQLite busy timeout and the WAL-switch retries)
@@ -188,6 +189,7 @@ class LLMCache(NullCache):
         )
 
     def get_embedding(self, key: str) -> np.ndarray | None:
+        import numpy as np
         with self._lock:
             row = self._db().execute("SELECT dim, vector FROM embedding WHERE key = ?", (key,)).fetchone()
         if row is None:
@@ -200,6 +202,7 @@ class LLMCache(NullCache):
         return vec.astype(np.float32)
 
     def put_embedding(self, key: str, vector: np.ndarray) -> None:
+        import numpy as np
         v = np.asarray(vector, dtype="<f4").reshape(-1)
         self._write(
             "INSERT OR REPLACE INTO embedding (key, dim, vector, created) VALUES (?, ?, ?, ?)",

@@ -21,9 +21,7 @@ import random
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragmeter.errors import EndpointError, JudgeError, RateLimitError, TransportError, UnsupportedStepError
 from ragmeter.judges.cache import LLMCache, NullCache, chat_key, embed_key, provider_identity
@@ -39,6 +37,9 @@ from ragmeter.judges.types import (
     notify_retry,
     record_call,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
@@ -95,7 +96,7 @@ class ModelClient:
         # later calls raise it without a request, so the requests already out are the only ones
         # the broken endpoint sees
         self._stopped: tuple[asyncio.AbstractEventLoop, EndpointError] | None = None
-        self._answered: asyncio.Future[None] | None = None  # see answered()
+        self._wave_out: asyncio.Future[None] | None = None  # see first_wave_out()
         self.sleeps: list[float] = []  # backoff sleeps, in order
 
     # -- identity ---------------------------------------------------------------------------------
@@ -188,6 +189,8 @@ class ModelClient:
                     raise _again(stopped[1])  # the endpoint failed for good: send nothing more
                 self.in_flight += 1
                 self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+                if self.in_flight >= self.concurrency:
+                    self._wake_wave()
                 try:
                     result = await within(fn(), cfg.timeout_s)
                     if attempt > 1:
@@ -231,18 +234,22 @@ class ModelClient:
         if record.error is not None:
             self.failed_calls += 1
         record_call(record)
-        answered, self._answered = self._answered, None
-        if answered is not None and not answered.done():
-            answered.set_result(None)
+        self._wake_wave()
 
-    async def answered(self) -> None:
-        """Return once this client has finished a call (at once if it has): by then the run's first
-        wave of requests is on the wire and the process mostly waits on the endpoint."""
-        if self.calls:
+    def _wake_wave(self) -> None:
+        wave, self._wave_out = self._wave_out, None
+        if wave is not None and not wave.done():
+            wave.set_result(None)
+
+    async def first_wave_out(self) -> None:
+        """Return once every request slot has been taken or a call has finished (at once if
+        either has happened): by then the run's first wave of requests is on the wire, and until
+        the replies come the process only waits on the endpoint."""
+        if self.calls or self.peak_in_flight >= self.concurrency:
             return
-        if self._answered is None or self._answered.get_loop() is not asyncio.get_running_loop():
-            self._answered = asyncio.get_running_loop().create_future()
-        await asyncio.shield(self._answered)
+        if self._wave_out is None or self._wave_out.get_loop() is not asyncio.get_running_loop():
+            self._wave_out = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self._wave_out)
 
     # -- chat ---------------------------------------------------------------------------------------
 
@@ -319,6 +326,7 @@ class ModelClient:
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(n, d) float32 embeddings (as the provider returns them, not normalised); cached per text."""
+        import numpy as np
         embed = getattr(self.provider, "embed", None)
         if not callable(embed):
             raise UnsupportedStepError(self.name, "embed", "this provider has no embeddings")
@@ -357,6 +365,7 @@ class ModelClient:
     async def _embed_batch(
         self, batch: list[str], keys: list[str], idx: list[int], found: dict[int, np.ndarray]
     ) -> None:
+        import numpy as np
         est = sum(estimate_tokens(t) for t in batch)
         started = time.monotonic()
         try:

@@ -27,15 +27,14 @@ separate steps would (``analyse_contexts`` remains for prompt overrides and dire
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from ragmeter.errors import ConfigError, JudgeOutputError, ReplyTruncated, UnsupportedStepError
 from ragmeter.judges.base import GeneratedQuestions, Verdict
@@ -55,6 +54,9 @@ from ragmeter.judges.replies import VERDICT_OPTIONAL, check_evidence, check_not_
 from ragmeter.judges.schema_shapes import shaped_schema
 from ragmeter.judges.types import ChatRequest, ChatResponse, Message
 from ragmeter.text import short_answer_claim
+
+if TYPE_CHECKING:
+    import numpy as np
 
 T = TypeVar("T")
 
@@ -192,17 +194,21 @@ class LLMJudge(MoreSteps):
 
     async def warm_up(self, steps: Collection[str]) -> None:
         """Load what ``steps`` need and would otherwise load on first use: an in-process
-        embedder's model (the local one takes about a second of CPU, in its worker thread), once
-        the first reply is in. Then the run's first wave of requests is already out, so the load
-        overlaps with waiting on the endpoint instead of delaying those requests (it holds the
-        interpreter most of that second) or the first sample that embeds. A failure is left to
-        that first real call, which reports it on its own score."""
+        embedder's model (the local one: NumPy, its weights and tokenizer, about 0.7 s, mostly
+        outside the interpreter lock), in a worker thread, once the run's first wave of requests
+        is out (:meth:`ModelClient.first_wave_out`). Then the load overlaps with waiting on the
+        endpoint instead of delaying those requests, and the first sample that embeds finds the
+        model ready. A failure is left to that first real call, which reports it on its own score."""
         emb = self.embedder
         if "embed" not in steps or emb is None or isinstance(emb, ModelClient):
             return  # a remote embedder loads nothing here (and a probe would cost a request)
         if any(step != "embed" for step in steps):
-            await self.client.answered()
+            await self.client.first_wave_out()
         with contextlib.suppress(Exception):
+            embed_sync = getattr(emb, "embed_sync", None)
+            if callable(embed_sync):  # imports and loads in the thread, not in the event loop
+                await asyncio.to_thread(embed_sync, ["warm-up"])
+                return
             result = emb.embed(["warm-up"])
             if inspect.isawaitable(result):
                 await result
@@ -446,6 +452,7 @@ class LLMJudge(MoreSteps):
         )
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
         if self.embedder is None:
             raise UnsupportedStepError(
                 self.name, "embed", "no embedder configured: pass embeddings='local' or an embedding model"

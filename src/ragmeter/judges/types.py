@@ -17,11 +17,12 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ragmeter.judges.schema_shapes import ENFORCED_MODES
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)

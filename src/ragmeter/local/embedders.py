@@ -23,13 +23,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ragmeter.errors import ConfigError
 from ragmeter.local.batching import CallBatcher
 from ragmeter.local.blas import single_blas_thread
+
+if TYPE_CHECKING:
+    import numpy as np
 
 BATCH_SIZE = 64
 CACHE_SIZE = 50_000
@@ -52,6 +53,7 @@ class Embedder(Protocol):
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm, as float32 (an all-zero row stays zero)."""
+    import numpy as np
     arr = np.asarray(vectors, dtype=np.float32)
     if arr.ndim != 2:
         raise ValueError(f"expected a 2-D array of embeddings, got shape {arr.shape}")
@@ -121,6 +123,7 @@ class _CachedEmbedder:
         return found, list(missing)
 
     def _store(self, texts: list[str], vectors: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+        import numpy as np
         fresh: dict[str, np.ndarray] = {}
         with self._cache_lock:
             for t, v in zip(texts, vectors, strict=True):
@@ -162,6 +165,7 @@ class _CachedEmbedder:
     def _assemble(
         self, items: list[str], found: list[np.ndarray | None], missing: list[str], vectors: Sequence[np.ndarray]
     ) -> np.ndarray:
+        import numpy as np
         fresh = self._store(missing, vectors) if missing else {}
         out = np.empty((len(items), self.dim), dtype=np.float32)
         for i, (t, vec) in enumerate(zip(items, found, strict=True)):
@@ -177,6 +181,7 @@ class _CachedEmbedder:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) float32, rows L2-normalised. Cached texts cost nothing; the rest are
         encoded in a worker thread, in one batch with the texts of the other calls in flight."""
+        import numpy as np
         items = _check_texts(texts)
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -311,6 +316,7 @@ class USEEmbedder(_CachedEmbedder):
         return load_use_model()
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
         model = self.model
         with single_blas_thread():
             return np.asarray(model.encode(texts), dtype=np.float32)
@@ -415,6 +421,7 @@ class SentenceTransformerEmbedder(_CachedEmbedder):
         return self._dim
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
         model = self._load()
         vectors = model.encode(
             texts, batch_size=self._batch_size, convert_to_numpy=True, show_progress_bar=False

@@ -11,10 +11,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any
-
-import numpy as np
 
 from ragmeter.judges.types import CallRecord
 
@@ -25,9 +24,10 @@ def to_jsonable(value: Any) -> Any:
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
-    if isinstance(value, np.generic):
+    np = sys.modules.get("numpy")  # not imported: no value can be a NumPy one (and no import for it)
+    if np is not None and isinstance(value, np.generic):
         return to_jsonable(value.item())
-    if isinstance(value, np.ndarray):
+    if np is not None and isinstance(value, np.ndarray):
         return to_jsonable(value.tolist())
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ragmeter.dataset.sample import Sample
 from ragmeter.errors import ConfigError
 from ragmeter.judges.base import Verdict
 from ragmeter.metrics.base import Score
 from ragmeter.text import detect_lang
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LANG_CHOICES: tuple[str, ...] = ("auto", "en", "zh")
 
@@ -73,6 +75,7 @@ def cosine_rows(embeddings: np.ndarray, n_expected: int) -> tuple[np.ndarray | N
     again and refuses a reply with the wrong shape, non-finite values or an all-zero row (whose
     cosine is undefined), so a bad embedding is an invalid score, never NaN.
     """
+    import numpy as np
     arr = np.asarray(embeddings, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] != n_expected or arr.shape[1] == 0:
         return None, f"embed returned an array of shape {arr.shape} for {n_expected} texts"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ragmeter.errors import ConfigError
 from ragmeter.metrics._common import (
     blank,
@@ -108,6 +106,8 @@ class AnswerRelevance(Metric):
         rows, why = cosine_rows(emb, len(generated) + 1)
         if rows is None:
             return Score.invalid("EmbeddingError", why, details={"questions": generated, "lang": lang})
+        import numpy as np
+
         sims = rows[1:] @ rows[0]
         mean = float(np.mean(sims))
         value = min(max(mean, 0.0), 1.0)

@@ -6,13 +6,12 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ragmeter.errors import ConfigError
 from ragmeter.metrics._common import blank, cosine_rows, empty_input
 from ragmeter.metrics.base import Metric, Score, register_metric
 
 if TYPE_CHECKING:
+
     from ragmeter.dataset.sample import Sample
     from ragmeter.judges.base import Judge
 
@@ -63,6 +62,7 @@ class SemanticSimilarity(Metric):
         return (await self.score_batch([sample], judge))[0]
 
     async def score_batch(self, samples: Sequence[Sample], judge: Judge) -> list[Score]:
+        import numpy as np
         out: list[Score | None] = []
         texts: list[str] = []
         for sample in samples:

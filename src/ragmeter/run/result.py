@@ -18,7 +18,6 @@ from ragmeter.dataset.sample import Sample
 from ragmeter.errors import ConfigError, DatasetError
 from ragmeter.judges.types import Usage
 from ragmeter.metrics.base import Score
-from ragmeter.stats import bootstrap_ci
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -207,6 +206,8 @@ class Result:
         threshold = spec.get("threshold")
         mean = ci = pass_rate = None
         if values:
+            from ragmeter.stats import bootstrap_ci  # NumPy: loaded when a summary is asked for
+
             mean = sum(values) / len(values)
             lo, hi = bootstrap_ci(values, n_resamples=self._bootstrap_resamples, seed=0)
             ci = (float(lo), float(hi))

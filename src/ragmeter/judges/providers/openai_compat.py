@@ -29,9 +29,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import (
     ConfigError,
@@ -58,6 +56,9 @@ from ragmeter.judges.providers.replies import (
 from ragmeter.judges.schema_shapes import GRAMMAR_MODES
 from ragmeter.judges.tokens import EstimatedUsage, estimate_message_tokens, estimate_tokens
 from ragmeter.judges.types import ChatRequest, ChatResponse, Usage
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger("ragmeter.judges")
 
@@ -411,6 +412,7 @@ class OpenAICompatibleProvider:
         )
 
     async def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, Usage]:
+        import numpy as np
         batch = list(texts)
         if not batch:
             return np.zeros((0, 0), dtype=np.float32), Usage()
