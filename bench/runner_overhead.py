@@ -18,9 +18,14 @@ number of requests in flight over it (time-weighted; C would keep every slot ful
 last reply`` (the last job's parsing and scoring, the store's last commit, the report, exit).
 
     python bench/runner_overhead.py [--samples 200] [--concurrency 16,64] [--latency 0,0.2]
-                                    [--extra "--judge-concurrency 8"] [--baseline SRC] [--json]
+                                    [--repeat 5] [--extra "--judge-concurrency 8"] [--baseline SRC] [--json]
 
 ``--baseline SRC`` runs another checkout's code (e.g. ``../main/src``) alternately with this one.
+``--repeat N`` runs each configuration N times (alternately with the baseline) and adds a line per
+configuration with the median of each column: on a noisy machine, read the medians.
+
+Run it in an environment installed as a user's would be (``pip install .``, no test extras): the
+test extras bring ``trio`` (through selenium), which ``httpcore2`` imports when it is present.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import json
 import os
 import platform
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -151,6 +157,21 @@ def one(
     }
 
 
+def median_row(label: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each numeric column's median over ``rows`` (runs of one configuration)."""
+    out: dict[str, Any] = {"code": f"{label}, median of {len(rows)}"}
+    for key, value in rows[0].items():
+        if key == "code":
+            continue
+        values = [r[key] for r in rows if r[key] is not None]
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and values:
+            m = statistics.median(values)
+            out[key] = values[0] if len(set(values)) == 1 else round(m, 3)
+        else:
+            out[key] = value
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--samples", type=int, default=200)
@@ -158,6 +179,7 @@ def main() -> None:
     ap.add_argument("--latency", default="0,0.2", help="comma-separated seconds")
     ap.add_argument("--extra", default="", help="extra CLI options, e.g. '--judge-concurrency 8'")
     ap.add_argument("--baseline", metavar="SRC", help="also run this checkout's src/, alternately")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each configuration (medians added)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     extra = shlex.split(args.extra)
@@ -167,8 +189,14 @@ def main() -> None:
         data.write_text("".join(json.dumps(r) + "\n" for r in rows(args.samples)), encoding="utf-8")
         for latency in (float(x) for x in args.latency.split(",")):
             for conc in (int(x) for x in args.concurrency.split(",")):
-                for label, src in versions(args.baseline):
-                    results.append({"code": label, **one(latency, conc, args.samples, data, extra, src)})
+                runs: dict[str, list[dict[str, Any]]] = {}
+                for _ in range(max(1, args.repeat)):
+                    for label, src in versions(args.baseline):
+                        r = {"code": label, **one(latency, conc, args.samples, data, extra, src)}
+                        results.append(r)
+                        runs.setdefault(label, []).append(r)
+                if args.repeat > 1:
+                    results.extend(median_row(label, rs) for label, rs in runs.items())
     machine = {
         "machine": platform.platform(),
         "python": platform.python_version(),

@@ -1,10 +1,12 @@
 """ModelClient: the wrapper around a provider that owns cache, limits, timeouts, retries and usage.
 
-One client per endpoint. For each request: cache lookup; rpm/tpm limiter; a semaphore slot
-(:attr:`ModelClient.concurrency`: ``JudgeConfig.concurrency`` when set, else the run's value);
-the provider call under ``timeout_s``; on :class:`RateLimitError` /
+One client per endpoint. For each request: cache lookup; rpm/tpm limiter; a request slot
+(:attr:`ModelClient.concurrency` of them: ``JudgeConfig.concurrency`` when set, else the run's
+value; :class:`~ragmeter.judges.limits.RequestSlots` hands a freed slot to a request that later
+requests wait on, ``ChatRequest.leads``, before the others); the provider call under ``timeout_s``,
+in the calling task; on :class:`RateLimitError` /
 :class:`TransportError` a retry after ``max(retry_after, backoff)`` with exponential backoff and
-full jitter (the semaphore slot is released while sleeping); any other :class:`JudgeError` raises at
+full jitter (the slot is released while sleeping); any other :class:`JudgeError` raises at
 once; after an :class:`EndpointError` (the endpoint cannot serve the run) the client sends nothing
 more in that run (event loop) and raises it again for every call. Every finished call (success, cache hit or final failure)
 is appended to the running job's :class:`CallLog` as a :class:`CallRecord`, and added to the

@@ -5,8 +5,12 @@ in flight per endpoint: the runner hands it to the judge (``judge.set_run_concur
 ``JudgeConfig.concurrency`` set explicitly wins) and runs ``JOBS_PER_SLOT`` times as many jobs at
 once. The surplus matters because a job is often not *sending* anything: it waits on a step
 another metric of the same sample has in flight (the step memo, :mod:`ragmeter.judges.memo`), or
-between its own sequential steps. Jobs that cannot get a request slot simply queue on the
-endpoint's semaphore (first come, first served), which costs nothing.
+between its own sequential steps. Jobs that cannot get a request slot queue for one, which costs
+nothing; a request that later requests wait on (a sample's claims) is served before the others
+(:class:`ragmeter.judges.limits.RequestSlots`), so with jobs to spare every sample's chain of
+requests starts early and a run does not end on a tail of second steps with most slots idle.
+Workers start ``STARTING_WORKERS`` at a time, with a turn of the event loop in between, so the
+first requests go out while the rest start.
 
 Batching. A metric with ``batch_size > 0`` scores up to that many samples in one
 ``score_batch`` call (the lexical metrics, semantic similarity with one ``embed`` call for the

@@ -1,0 +1,96 @@
+"""The ``ragmeter`` program as a process: exit status, output, and what it loads before working."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rag_samples.jsonl"
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "ragmeter", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_the_exit_status_is_the_commands(tmp_path: Path) -> None:
+    ok = run("--version", cwd=tmp_path)
+    assert ok.returncode == 0 and "ragmeter" in ok.stdout
+    usage = run("no-such-command", cwd=tmp_path)
+    assert usage.returncode == 2 and "No such command" in usage.stderr
+    missing = run("evaluate", str(tmp_path / "missing.jsonl"), cwd=tmp_path)
+    assert missing.returncode == 2 and "missing.jsonl" in missing.stderr
+    gated = run(
+        "evaluate",
+        str(EXAMPLE),
+        "--metrics",
+        "token_f1",
+        "--fail-under",
+        "token_f1=0.99",
+        "--out",
+        str(tmp_path / "r"),
+        cwd=tmp_path,
+    )
+    assert gated.returncode == 1, gated.stderr  # a failed gate
+
+
+def test_all_output_is_written_before_the_process_ends(tmp_path: Path) -> None:
+    # the process leaves without interpreter teardown: what it printed must all be there, as the
+    # same command prints it in-process
+    from click.testing import CliRunner
+
+    from ragmeter.cli.main import cli
+
+    for args in (["metrics"], ["metrics", "--lang", "zh", "--aliases"]):
+        res = run(*args, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        inproc = CliRunner().invoke(cli, args, terminal_width=80)
+        assert inproc.exit_code == 0
+        assert len(res.stdout) > 1000 and res.stdout.splitlines()[-1] == inproc.output.splitlines()[-1]
+        assert len(res.stdout.splitlines()) == len(inproc.output.splitlines())
+    report = run(
+        "evaluate",
+        str(EXAMPLE),
+        "--metrics",
+        "token_f1,rouge_l",
+        "--json",
+        "--out",
+        str(tmp_path / "r"),
+        cwd=tmp_path,
+    )
+    assert report.returncode == 0, report.stderr
+    assert set(json.loads(report.stdout)["metrics"]) == {"token_f1", "rouge_l"}
+
+
+def test_numpy_is_not_loaded_before_the_first_request() -> None:
+    # With an LLM judge, NumPy (50-90 ms to import) is needed only once replies are in: the modules
+    # on the way to the first request must not import it (docs/performance.md, start-up).
+    code = (
+        "import sys\n"
+        "import ragmeter.cli.main, ragmeter.run.runner, ragmeter.run.executor, ragmeter.log.store\n"
+        "import ragmeter.judges.llm, ragmeter.judges.providers.openai_compat, ragmeter.judges.providers.http\n"
+        "import ragmeter.judges.providers.netstream, ragmeter.metrics.faithfulness\n"
+        "import ragmeter.metrics.answer_relevance, ragmeter.metrics.context\n"
+        "from ragmeter.judges.factory import make_judge\n"
+        "make_judge('openai-compatible:m', base_url='http://127.0.0.1:9/v1')\n"
+        "print(sorted(m for m in sys.modules if m == 'numpy' or m.startswith('numpy.')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OPENAI_API_KEY": "x"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
