@@ -1,38 +1,44 @@
-"""The HTTP client's network layer (:mod:`ragmeter.judges.providers.netstream`) through the real
-client (:func:`ragmeter.judges.providers.http.make_client`), against a raw HTTP/1.1 server on
-127.0.0.1 that this test drives byte by byte: keep-alive reuse, one segment per request, a server
-that closes idle connections, timeouts, a reply larger than the read buffer's limit, and TLS."""
+"""The HTTP client (:mod:`ragmeter.judges.providers.netstream` through
+:func:`ragmeter.judges.providers.http.make_client`), against a raw HTTP/1.1 server on 127.0.0.1 that
+this test drives byte by byte: keep-alive reuse, one send per request, servers that close idle
+connections, timeouts, chunked, gzip and close-delimited replies, redirects, TLS, proxies."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx2 as httpx
 import pytest
 
 from ragmeter.errors import TransportError
 from ragmeter.judges.providers import netstream
-from ragmeter.judges.providers.http import PooledTransport, make_client, post_json
+from ragmeter.judges.providers.http import HttpxJsonClient, make_client, post_json
+from ragmeter.judges.providers.netstream import HTTPError, HTTPTimeout, JsonClient, parse_target
 from ragmeter.judges.providers.openai_compat import OpenAICompatibleProvider
 from ragmeter.judges.types import ChatRequest, Message
+
+CHAT = json.dumps({"choices": [{"message": {"content": '{"a": 1}'}, "finish_reason": "stop"}]}).encode()
 
 
 class RawServer:
     """HTTP/1.1 by hand. ``delay_s`` before each reply, ``close_after_reply`` (no keep-alive, and
     no ``Connection: close`` header either: the client must notice the close itself), ``body``
-    (the reply; default a chat completion). Records connections and the size of each read."""
+    (the reply; default a chat completion), ``raw`` (the whole reply, bytes as they are). Records
+    connections, each request's path, headers and body, and the size of each read."""
 
     def __init__(self, *, tls: ssl.SSLContext | None = None) -> None:
         self.tls = tls
         self.delay_s = 0.0
         self.close_after_reply = False
         self.body: bytes | None = None
+        self.raw: bytes | None = None
         self.connections = 0
         self.requests: list[dict[str, Any]] = []
+        self.seen: list[dict[str, Any]] = []
         self.reads: list[int] = []
         self._server: asyncio.AbstractServer | None = None
 
@@ -63,10 +69,11 @@ class RawServer:
                     self.reads.append(len(chunk))
                     buf += chunk
                 head, _, buf = buf.partition(b"\r\n\r\n")
-                headers = dict(
-                    line.split(": ", 1) for line in head.decode().split("\r\n")[1:] if ": " in line
-                )
-                length = int(headers.get("Content-Length") or headers.get("content-length") or 0)
+                lines = head.decode().split("\r\n")
+                headers = {
+                    k.lower(): v for k, v in (line.split(": ", 1) for line in lines[1:] if ": " in line)
+                }
+                length = int(headers.get("content-length") or 0)
                 while len(buf) < length:
                     chunk = await reader.read(65536)
                     if not chunk:
@@ -74,17 +81,20 @@ class RawServer:
                     self.reads.append(len(chunk))
                     buf += chunk
                 body, buf = buf[:length], buf[length:]
-                self.requests.append(json.loads(body))
+                self.seen.append({"line": lines[0], "headers": headers, "body": body})
+                if body:
+                    self.requests.append(json.loads(body))
                 if self.delay_s:
                     await asyncio.sleep(self.delay_s)
-                data = self.body or json.dumps(
-                    {"choices": [{"message": {"content": '{"a": 1}'}, "finish_reason": "stop"}]}
-                ).encode()
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                    + f"Content-Length: {len(data)}\r\n\r\n".encode()
-                    + data
-                )
+                if self.raw is not None:
+                    writer.write(self.raw)
+                else:
+                    data = self.body or CHAT
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        + f"Content-Length: {len(data)}\r\n\r\n".encode()
+                        + data
+                    )
                 await writer.drain()
                 if self.close_after_reply:
                     return
@@ -100,13 +110,13 @@ async def server() -> AsyncIterator[RawServer]:
         yield s
 
 
-def client_for(url: str) -> httpx.AsyncClient:
+def client_for(url: str) -> Any:
     return make_client("openai-compatible", "k", {}, url)
 
 
-async def test_requests_share_connections_and_go_out_in_one_segment(server: RawServer) -> None:
+async def test_requests_share_connections(server: RawServer) -> None:
     async with client_for(server.url) as client:
-        assert isinstance(client._transport, PooledTransport)  # the transport in use
+        assert isinstance(client, JsonClient)  # the client in use without a proxy
         for i in range(5):
             reply = await post_json(client, server.url + "/chat/completions", {"i": i, "pad": "x" * 2000})
             assert reply["choices"][0]["message"]["content"] == '{"a": 1}'
@@ -115,6 +125,9 @@ async def test_requests_share_connections_and_go_out_in_one_segment(server: RawS
         )
     assert [r["i"] for r in server.requests[:5]] == [0, 1, 2, 3, 4]
     assert server.connections <= 8  # kept alive and reused, never one per request
+    line, headers = server.seen[0]["line"], server.seen[0]["headers"]
+    assert line == "POST /v1/chat/completions HTTP/1.1" and headers["authorization"] == "Bearer k"
+    assert headers["host"].startswith("127.0.0.1:") and headers["content-type"] == "application/json"
 
 
 class FakeTransport(asyncio.Transport):
@@ -129,24 +142,18 @@ class FakeTransport(asyncio.Transport):
         return False
 
 
-async def test_what_one_step_writes_leaves_in_one_send() -> None:
-    """httpcore writes a request's head and body separately; they reach the socket as one write,
-    before the read that waits for the reply, and by the next loop iteration at the latest."""
+async def test_a_request_leaves_in_one_send() -> None:
     reader = netstream._Reader(asyncio.get_running_loop())
     transport = FakeTransport()
-    stream = netstream.AsyncioStream(transport, reader)
-    await stream.write(b"POST / HTTP/1.1\r\n\r\n")
-    await stream.write(b"{}")
-    assert transport.writes == []
-    reader.data_received(b"HTTP/1.1 200 OK\r\n")
-    assert await stream.read(100) == b"HTTP/1.1 200 OK\r\n"
-    assert transport.writes == [b"POST / HTTP/1.1\r\n\r\n{}"]
-    await stream.write(b"more")
-    await asyncio.sleep(0)  # no read follows: the loop flushes it
-    assert transport.writes[-1] == b"more"
-    reader.eof_received()
-    assert stream.get_extra_info("is_readable") is True  # an idle connection the server closed
-    assert await stream.read(100) == b""
+    conn = netstream._Connection(transport, reader)
+    reader.data_received(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+    target = parse_target("http://127.0.0.1:8000/v1/chat/completions")
+    timeouts = netstream.Timeouts(1.0, 1.0, 1.0)
+    body = b'{"pad": "' + b"x" * 5000 + b'"}'
+    headers = [(b"host", b"127.0.0.1:8000"), (b"content-length", str(len(body)).encode())]
+    reply = await conn.exchange(b"POST", target, headers, body, timeouts)
+    assert reply.status_code == 200 and reply.content == b"{}" and conn.reusable
+    assert len(transport.writes) == 1 and transport.writes[0].endswith(body)  # head and body together
 
 
 async def test_a_server_that_closes_idle_connections_is_noticed(server: RawServer) -> None:
@@ -158,26 +165,35 @@ async def test_a_server_that_closes_idle_connections_is_noticed(server: RawServe
     assert server.connections == 3 and len(server.requests) == 3
 
 
-async def test_read_timeout_is_httpx_s_and_the_provider_s_transport_error(server: RawServer) -> None:
+async def test_a_connection_closed_while_reused_is_retried_once_on_a_new_one(server: RawServer) -> None:
+    server.close_after_reply = True
+    async with client_for(server.url) as client:
+        for i in range(4):  # no pause: the next request may find the connection already closed
+            await post_json(client, server.url + "/chat/completions", {"i": i})
+    assert [r["i"] for r in server.requests] == [0, 1, 2, 3]  # each sent once, none lost
+
+
+async def test_read_timeout_is_an_http_timeout_and_the_provider_s_transport_error(server: RawServer) -> None:
     server.delay_s = 1.0
     async with client_for(server.url) as client:
-        with pytest.raises(httpx.ReadTimeout):
+        with pytest.raises(HTTPTimeout):
             await post_json(client, server.url + "/chat/completions", {}, timeout_s=0.1)
     provider = OpenAICompatibleProvider("m", base_url=server.url, timeout_s=0.1, structured="none")
     request = ChatRequest(messages=(Message("user", "hi"),))
     try:
-        with pytest.raises(TransportError):
+        with pytest.raises(TransportError, match="timed out"):
             await provider.generate(request)
     finally:
         await provider.aclose()
 
 
-async def test_connect_error_is_httpx_s() -> None:
+async def test_connect_error() -> None:
     async with RawServer() as gone:
         url = gone.url
     async with client_for(url) as client:
-        with pytest.raises(httpx.ConnectError):
+        with pytest.raises(HTTPError, match="cannot connect") as info:
             await post_json(client, url + "/chat/completions", {})
+    assert not isinstance(info.value, HTTPTimeout)
 
 
 async def test_a_reply_larger_than_the_read_limit_arrives_whole(
@@ -191,6 +207,61 @@ async def test_a_reply_larger_than_the_read_limit_arrives_whole(
     assert reply["choices"][0]["message"]["content"] == text
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + b"".join(f"{len(p):x}\r\n".encode() + p + b"\r\n" for p in (CHAT[:10], CHAT[10:]))
+            + b"0\r\n\r\n",
+            id="1xx-then-chunked",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
+            + f"Content-Length: {len(gzip.compress(CHAT))}\r\n\r\n".encode()
+            + gzip.compress(CHAT),
+            id="gzip",
+        ),
+        pytest.param(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + CHAT, id="close-delimited"),
+    ],
+)
+async def test_reply_framings(server: RawServer, raw: bytes) -> None:
+    server.raw = raw
+    server.close_after_reply = b"close" in raw
+    async with client_for(server.url) as client:
+        for _ in range(2):
+            reply = await post_json(client, server.url + "/chat/completions", {"x": 1})
+            assert reply["choices"][0]["message"]["content"] == '{"a": 1}'
+
+
+async def test_a_malformed_or_cut_off_reply_is_an_http_error(server: RawServer) -> None:
+    async with client_for(server.url) as client:
+        server.raw = b"HTTX/9 nonsense\r\n\r\n"
+        with pytest.raises(HTTPError, match="not valid HTTP"):
+            await post_json(client, server.url + "/chat/completions", {})
+        server.raw = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}"  # then the server hangs up
+        server.close_after_reply = True
+        with pytest.raises(HTTPError):
+            await post_json(client, server.url + "/chat/completions", {})
+
+
+async def test_a_redirect_to_another_origin_carries_no_credentials(server: RawServer) -> None:
+    async with RawServer() as other:
+        server.raw = (
+            f"HTTP/1.1 307 Temporary Redirect\r\nLocation: {other.url}/chat/completions\r\n"
+            "Content-Length: 0\r\n\r\n"
+        ).encode()
+        async with client_for(server.url) as client:
+            reply = await post_json(client, server.url + "/chat/completions", {"x": 1})
+        assert reply["choices"][0]["message"]["content"] == '{"a": 1}'
+        moved = other.seen[0]
+        assert moved["line"] == "POST /v1/chat/completions HTTP/1.1" and json.loads(moved["body"]) == {"x": 1}
+        assert (
+            "authorization" not in moved["headers"]
+            and server.seen[0]["headers"]["authorization"] == "Bearer k"
+        )
+
+
 async def test_tls_endpoint() -> None:
     trustme = pytest.importorskip("trustme")
     ca = trustme.CA()
@@ -199,24 +270,44 @@ async def test_tls_endpoint() -> None:
     async with RawServer(tls=server_ctx) as tls_server:
         client_ctx = ssl.create_default_context()
         ca.configure_trust(client_ctx)
-        client = httpx.AsyncClient(transport=PooledTransport(client_ctx))
-        async with client:
+        async with JsonClient({"Content-Type": "application/json"}, lambda: client_ctx) as client:
             reply = await post_json(client, tls_server.url + "/chat/completions", {"x": 1})
             again = await post_json(client, tls_server.url + "/chat/completions", {"x": 2})
         assert reply == again and reply["choices"][0]["message"]["content"] == '{"a": 1}'
         assert tls_server.connections == 1
-        # a certificate the client does not trust is a connect error, as with httpx's own transport
-        async with httpx.AsyncClient(transport=PooledTransport(ssl.create_default_context())) as strict:
-            with pytest.raises(httpx.ConnectError):
+        # a certificate the client does not trust is a connection error
+        async with JsonClient({}, ssl.create_default_context) as strict:
+            with pytest.raises(HTTPError, match="cannot connect"):
                 await post_json(strict, tls_server.url + "/chat/completions", {})
 
 
-async def test_proxies_in_the_environment_keep_httpx_s_own_transport(
+async def test_proxies_in_the_environment_use_httpx(
     server: RawServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     async with client_for(server.url) as client:
-        assert not isinstance(client._transport, PooledTransport)
+        assert isinstance(client, HttpxJsonClient)
         await post_json(client, server.url + "/chat/completions", {})  # NO_PROXY: straight there
     assert len(server.requests) == 1
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # a proxy that refuses: httpx's error, as ours
+    monkeypatch.setenv("NO_PROXY", "")
+    async with client_for(server.url) as client:
+        with pytest.raises(HTTPError):
+            await post_json(client, server.url + "/chat/completions", {})
+
+
+def test_urls_are_parsed_once_and_strictly() -> None:
+    t = parse_target("https://example.com/v1/chat/completions").with_params({"api-version": "2024-06-01"})
+    assert (t.scheme, t.host, t.port, t.path) == (
+        "https",
+        "example.com",
+        443,
+        "/v1/chat/completions?api-version=2024-06-01",
+    )
+    assert t.host_header == "example.com" and parse_target("http://[::1]:8080/v1").host_header == "[::1]:8080"
+    assert parse_target("http://localhost:8000/a b").path == "/a%20b"
+    with pytest.raises(ValueError, match="scheme"):
+        parse_target("ftp://example.com/")
+    with pytest.raises(ValueError, match="no host"):
+        parse_target("http:///v1")

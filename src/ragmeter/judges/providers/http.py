@@ -1,10 +1,12 @@
-"""The HTTP side of :mod:`ragmeter.judges.providers.openai_compat`: one ``AsyncClient`` of
-``httpx2`` per event loop, JSON in and out, nothing else.
+"""The HTTP side of :mod:`ragmeter.judges.providers.openai_compat`: one client per event loop,
+JSON in and out, nothing else.
 
-``httpx2`` is the ``httpx`` line the ``openai`` SDK itself sends with (same API, imported here as
-``httpx``). Not ``httpx`` 0.28: its connection pool re-checks every connection on each request
-(``httpcore`` 1.0), which at 64 requests in flight cost more CPU than the SDK did
-(bench/runner_overhead.py: 10.7 s against 6.0 s of CPU for the same 600 requests; docs/performance.md).
+The client is :class:`~ragmeter.judges.providers.netstream.JsonClient` (HTTP/1.1 over asyncio's own
+transports, read by ``h11``), unless the environment names a proxy (``HTTPS_PROXY``,
+``ALL_PROXY``...): then ``httpx2`` (the ``httpx`` line the ``openai`` SDK itself sends with), which
+honours it and ``NO_PROXY``, behind the same small interface (:class:`HttpxJsonClient`). Both raise
+:class:`~ragmeter.judges.providers.netstream.HTTPError` / ``HTTPTimeout`` for a request without a
+usable reply, and return a :class:`~ragmeter.judges.providers.netstream.Reply`.
 
 The provider used the ``openai`` SDK for this; importing it cost about 0.45 s of start-up and each
 request about 7 ms of CPU in its models and validation, for a POST of a JSON body. What the SDK did
@@ -21,20 +23,42 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
 import urllib.request
 from collections.abc import Mapping
-from typing import Any
-from urllib.parse import quote
-
-import httpx2 as httpx
+from typing import Any, Protocol
+from urllib.parse import quote, urlsplit
 
 from ragmeter import __version__
+from ragmeter.judges.providers.netstream import (
+    KEEPALIVE_EXPIRY_S,
+    Headers,
+    HTTPError,
+    HTTPTimeout,
+    JsonClient,
+    Reply,
+    Target,
+    Timeouts,
+    parse_target,
+)
 
 #: the SDK's default when no timeout is given: 600 s overall, 5 s to connect
-DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=5.0)
-#: how long an idle connection is kept for the next request (httpx's default)
-KEEPALIVE_EXPIRY_S = 5.0
+DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_CONNECT_TIMEOUT_S = 5.0
+
+
+def timeouts_for(timeout_s: float | None) -> Timeouts:
+    """The limits of one request: ``timeout_s`` for each phase, or the SDK's defaults."""
+    if timeout_s is None:
+        return Timeouts(connect=DEFAULT_CONNECT_TIMEOUT_S, write=DEFAULT_TIMEOUT_S, read=DEFAULT_TIMEOUT_S)
+    return Timeouts(connect=timeout_s, write=timeout_s, read=timeout_s)
+
+
+class PostClient(Protocol):
+    """What the provider needs of an HTTP client."""
+
+    async def post(self, target: Target, content: bytes, timeouts: Timeouts) -> Reply: ...
+
+    async def aclose(self) -> None: ...
 
 
 class StatusError(Exception):
@@ -45,7 +69,7 @@ class StatusError(Exception):
     :mod:`ragmeter.judges.providers.replies` reads.
     """
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: Reply) -> None:
         self.response = response
         self.status_code = response.status_code
         text = response.text.strip()
@@ -77,49 +101,68 @@ def auth_headers(name: str, api_key: str) -> dict[str, str]:
     return headers
 
 
-class PooledTransport(httpx.AsyncHTTPTransport):
-    """``httpx2``'s transport over :class:`~ragmeter.judges.providers.netstream.KeepAlivePool`
-    (``httpcore2``'s HTTP/1.1 connections, kept alive 5 s, no cap on their number, on asyncio's own
-    transports): the same requests, replies and errors as ``httpx2``'s own pool, for a fraction of
-    its CPU (see :mod:`ragmeter.judges.providers.netstream`). ``ssl_context`` None: a TLS
-    connection (an ``http://`` endpoint redirected to ``https://``) gets ``httpcore2``'s default
-    context, the one ``httpx2`` would have built, when it is needed instead of at every start."""
+class HttpxJsonClient:
+    """``httpx2``'s client, for an environment that names a proxy, behind :class:`PostClient`: the
+    same replies and errors as :class:`~ragmeter.judges.providers.netstream.JsonClient`."""
 
-    def __init__(self, ssl_context: ssl.SSLContext | None) -> None:
-        # not super().__init__(): that builds the anyio pool (and a TLS context) only to drop them
-        from ragmeter.judges.providers.netstream import KeepAlivePool
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        import httpx2 as httpx
 
-        self._pool = KeepAlivePool(ssl_context, KEEPALIVE_EXPIRY_S)  # type: ignore[assignment]
+        self._httpx = httpx
+        self._client = httpx.AsyncClient(
+            headers=dict(headers),
+            timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, connect=DEFAULT_CONNECT_TIMEOUT_S),
+            limits=httpx.Limits(
+                max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_EXPIRY_S
+            ),
+            follow_redirects=True,
+        )
+
+    async def post(self, target: Target, content: bytes, timeouts: Timeouts) -> Reply:
+        httpx = self._httpx
+        limits = httpx.Timeout(timeouts.read, connect=timeouts.connect, write=timeouts.write, pool=timeouts.read)
+        try:
+            response = await self._client.post(target.url, content=content, timeout=limits)
+        except httpx.TimeoutException as e:
+            raise HTTPTimeout(f"{target.url}: {type(e).__name__}: {e}") from e
+        except httpx.HTTPError as e:
+            raise HTTPError(f"{target.url}: {type(e).__name__}: {e}") from e
+        headers = Headers([(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.multi_items()])
+        return Reply(response.status_code, headers, response.content, str(response.url))
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def __aenter__(self) -> HttpxJsonClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
-def make_client(name: str, api_key: str, default_headers: Mapping[str, str], base_url: str) -> httpx.AsyncClient:
-    """The client for one event loop. The pool keeps every connection it opened alive and sets no
-    cap of its own: the number in flight is bounded by :class:`~ragmeter.judges.client.ModelClient`
-    (the run's concurrency), so the pool grows to exactly that many and a request never waits on it.
+def default_tls_context() -> Any:
+    """The TLS context ``httpx2`` builds by default (the system's trust store, ``SSL_CERT_FILE``
+    and ``SSL_CERT_DIR`` honoured): imported only for an ``https://`` endpoint."""
+    import httpx2 as httpx
 
-    The pool runs on :class:`PooledTransport`, unless the environment names a proxy
-    (``HTTPS_PROXY``, ``ALL_PROXY``...): then ``httpx2``'s own transport, which honours it (and
-    ``NO_PROXY``) as it always did."""
+    return httpx.create_ssl_context()
+
+
+def make_client(name: str, api_key: str, default_headers: Mapping[str, str], base_url: str) -> PostClient:
+    """The client for one event loop (see the module docstring). The client keeps every
+    connection it opened alive and sets no cap of its own: the number in flight is bounded by
+    :class:`~ragmeter.judges.client.ModelClient` (the run's concurrency)."""
     headers = {
         "Accept": "application/json",
+        "Accept-Encoding": "gzip, deflate",
         "Content-Type": "application/json",
         "User-Agent": f"ragmeter/{__version__}",
         **auth_headers(name, api_key),
         **default_headers,
     }
     if urllib.request.getproxies():
-        return httpx.AsyncClient(
-            headers=headers,
-            timeout=DEFAULT_TIMEOUT,
-            limits=httpx.Limits(
-                max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_EXPIRY_S
-            ),
-            follow_redirects=True,
-        )
-    tls = httpx.create_ssl_context() if base_url.lower().startswith("https:") else None
-    return httpx.AsyncClient(
-        headers=headers, timeout=DEFAULT_TIMEOUT, transport=PooledTransport(tls), follow_redirects=True
-    )
+        return HttpxJsonClient(headers)
+    return JsonClient(headers, default_tls_context)
 
 
 def endpoint_url(name: str, base_url: str, path: str, model: str) -> str:
@@ -127,17 +170,12 @@ def endpoint_url(name: str, base_url: str, path: str, model: str) -> str:
     if name != "azure":
         return f"{base_url}{path}"
     root = f"{base_url}/openai"
-    if "/deployments" in httpx.URL(root).path:
+    if "/deployments" in urlsplit(root).path:
         return f"{root}{path}"
     return f"{root}/deployments/{quote(model, safe='')}{path}"
 
 
-def httpx_url(url: str) -> httpx.URL:
-    """``url`` parsed, to post to many times (a string is parsed again by each request)."""
-    return httpx.URL(url)
-
-
-def read_reply(response: httpx.Response) -> Any:
+def read_reply(response: Reply) -> Any:
     """The parsed body of a 2xx reply, or its text when it is not JSON and does not parse.
 
     Raises :class:`StatusError` for status >= 400 and ``ValueError`` for a body declared JSON
@@ -154,33 +192,37 @@ def read_reply(response: httpx.Response) -> Any:
 
 
 async def post_json(
-    client: httpx.AsyncClient,
-    url: str | httpx.URL,
+    client: PostClient,
+    url: str | Target,
     body: Mapping[str, Any],
     *,
     params: Mapping[str, str] | None = None,
     timeout_s: float | None = None,
 ) -> Any:
-    """POST ``body`` as JSON and return the reply read by :func:`read_reply`. Transport failures
-    raise httpx's own errors (``httpx.TimeoutException``, other ``httpx.HTTPError``)."""
+    """POST ``body`` as JSON and return the reply read by :func:`read_reply`. A request without a
+    usable reply raises :class:`~ragmeter.judges.providers.netstream.HTTPError` (``HTTPTimeout``
+    when a limit ran out)."""
+    target = parse_target(url) if isinstance(url, str) else url
     response = await client.post(
-        url,
-        content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
-        params=params,
-        timeout=httpx.Timeout(timeout_s) if timeout_s is not None else DEFAULT_TIMEOUT,
+        target.with_params(params),
+        json.dumps(body, ensure_ascii=False).encode("utf-8"),
+        timeouts_for(timeout_s),
     )
     return read_reply(response)
 
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
-    "KEEPALIVE_EXPIRY_S",
-    "PooledTransport",
+    "DEFAULT_TIMEOUT_S",
+    "HTTPError",
+    "HTTPTimeout",
+    "HttpxJsonClient",
+    "PostClient",
     "StatusError",
     "auth_headers",
     "endpoint_url",
-    "httpx_url",
     "make_client",
+    "parse_target",
     "post_json",
     "read_reply",
+    "timeouts_for",
 ]

@@ -1,5 +1,5 @@
 """Any OpenAI-compatible endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp, LM Studio, DeepSeek,
-Qwen/DashScope...), for chat and embeddings, straight over ``httpx``
+Qwen/DashScope...), for chat and embeddings, straight over HTTP
 (:mod:`ragmeter.judges.providers.http`; the ``openai`` SDK is not imported).
 
 No retries here: :class:`~ragmeter.judges.client.ModelClient` owns retries, limits and the cache.
@@ -250,13 +250,13 @@ class OpenAICompatibleProvider:
 
     async def _post(self, path: str, body: dict[str, Any]) -> Any:
         """POST ``body`` to ``path`` of this endpoint; the parsed reply (see ``http.read_reply``)."""
-        from ragmeter.judges.providers.http import endpoint_url, httpx_url, post_json
+        from ragmeter.judges.providers.http import endpoint_url, parse_target, post_json
 
         client = await self._get_client()
         params = {"api-version": self.api_version or DEFAULT_AZURE_API_VERSION} if self.name == "azure" else None
         url = self._urls.get(path)
-        if url is None:  # parsed once per path: httpx would parse the string on every request
-            url = self._urls[path] = httpx_url(endpoint_url(self.name, self.base_url, path, self.model))
+        if url is None:  # parsed once per path, not at every request
+            url = self._urls[path] = parse_target(endpoint_url(self.name, self.base_url, path, self.model))
         return await post_json(client, url, body, params=params, timeout_s=self.timeout_s)
 
     def _structured_fields(self, request: ChatRequest, mode: str) -> dict[str, Any]:
@@ -440,18 +440,16 @@ class OpenAICompatibleProvider:
     def _map_error(self, err: BaseException, request: ChatRequest | None = None) -> Exception:
         """The ragmeter error for a failed request: retryable (429, 5xx, timeouts, connection, a
         broken body), fatal for the run (:class:`EndpointError`), or final for this request only."""
-        import httpx2 as httpx
-
-        from ragmeter.judges.providers.http import StatusError
+        from ragmeter.judges.providers.http import HTTPError, HTTPTimeout, StatusError
 
         where = self.where
         if isinstance(err, (JudgeError, ConfigError)):
             return err
         if isinstance(err, StatusError):
             return self._map_status(err, request)
-        if isinstance(err, (httpx.TimeoutException, asyncio.TimeoutError)):
-            return TransportError(f"{where}: request timed out after {self.timeout_s}s")
-        if isinstance(err, httpx.HTTPError):
+        if isinstance(err, (HTTPTimeout, asyncio.TimeoutError)):
+            return TransportError(f"{where}: request timed out after {self.timeout_s}s ({err})")
+        if isinstance(err, HTTPError):
             return TransportError(f"{where}: connection error: {err}")
         if isinstance(err, ValueError):
             return TransportError(f"{where}: malformed response body: {err}")
