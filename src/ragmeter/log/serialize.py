@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,11 +22,10 @@ def to_jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    np = sys.modules.get("numpy")  # not imported: no value can be a NumPy one (and no import for it)
-    if np is not None and isinstance(value, np.generic):
-        return to_jsonable(value.item())
-    if np is not None and isinstance(value, np.ndarray):
+        return value if math.isfinite(value) else repr(float(value))  # "nan", "inf", "-inf"
+    if type(value).__module__.partition(".")[0] == "numpy" and hasattr(value, "tolist"):
+        # a NumPy scalar or array, known by its type's module: no NumPy import for it (nor a look at
+        # a module another thread may still be importing)
         return to_jsonable(value.tolist())
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}

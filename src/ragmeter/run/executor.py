@@ -146,6 +146,14 @@ def work_units(jobs: Sequence[Job]) -> Iterator[Job | Batch]:
             yield Batch(group[0].metric, tuple(group))
 
 
+def load_summary_tools() -> None:
+    """Import the bootstrap and start NumPy's random generator once (about 20-30 ms the first time),
+    so that the summary at the end of a run does not wait for them."""
+    from ragmeter.stats import bootstrap_ci
+
+    bootstrap_ci([0.0, 1.0], n_resamples=2, seed=0)
+
+
 def apply_run_concurrency(judge: Judge, n: int) -> None:
     """Give the judge the run's requests-in-flight limit (judges without endpoints ignore it)."""
     setter = getattr(judge, "set_run_concurrency", None)
@@ -183,6 +191,9 @@ class Recorder:
     def add(self, row: ScoreRow, calls: Sequence[Any] | None = None) -> None:
         """Record one finished job. ``calls``: its model calls as records (default: ``row.calls``)."""
         self.done += 1
+        if self.done == 1:  # the run is under way: load what its summary will need, in a thread
+            with contextlib.suppress(RuntimeError):  # no running loop (a synchronous caller)
+                asyncio.get_running_loop().run_in_executor(None, load_summary_tools)
         if self.store is not None:
             self.store.record_score(
                 self.run_id, row.idx, row.metric, row.score, row.calls if calls is None else calls, row.duration_s
