@@ -212,10 +212,8 @@ class ModelClient:
                 finally:
                     self.in_flight -= 1
             finally:
-                handed_over = sem.release()
+                sem.release()
             if done:
-                if handed_over:  # let the request waiting for this slot go out before this reply is used
-                    await asyncio.sleep(0)
                 return result, attempt
             # the slot is released: sleep outside it
             if attempt > cfg.max_retries:

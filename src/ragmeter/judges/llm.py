@@ -27,7 +27,6 @@ separate steps would (``analyse_contexts`` remains for prompt overrides and dire
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import json
@@ -205,9 +204,9 @@ class LLMJudge(MoreSteps):
         if any(step != "embed" for step in steps):
             await self.client.first_wave_out()
         with contextlib.suppress(Exception):
-            embed_sync = getattr(emb, "embed_sync", None)
-            if callable(embed_sync):  # imports and loads in the thread, not in the event loop
-                await asyncio.to_thread(embed_sync, ["warm-up"])
+            load = getattr(emb, "load", None)
+            if callable(load):  # the local embedders: imports and loads in their own threads
+                await load()
                 return
             result = emb.embed(["warm-up"])
             if inspect.isawaitable(result):

@@ -18,6 +18,9 @@ alone, so an error reaches the call that caused it and the others still get thei
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
@@ -133,3 +136,20 @@ def _settle(fut: asyncio.Future[list[R]], result: list[R] | BaseException) -> No
         fut.set_exception(result)
     else:
         fut.set_result(result)
+
+
+#: how much lower (``nice``) the threads that run local models are scheduled (see below)
+BACKGROUND_NICE = 10
+
+
+def lower_thread_priority() -> None:
+    """Schedule the calling thread below the rest of the process (Linux: ``nice`` +10 for this
+    thread only). The threads that load and run a local model use it: when every core is busy, the
+    event loop, which keeps the judge's request slots full, is served first, and the model's work
+    takes the time left. Measured with an LLM judge and the local embedder at 64 requests in flight:
+    docs/performance.md. Elsewhere (or if the OS refuses) nothing changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + BACKGROUND_NICE))

@@ -15,6 +15,7 @@ same ids as the pure-Python tokenizer the USE package ships (:class:`_FastPieces
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.util
 import os
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ragmeter.errors import ConfigError
-from ragmeter.local.batching import CallBatcher
+from ragmeter.local.batching import CallBatcher, lower_thread_priority
 from ragmeter.local.blas import single_blas_thread
 
 if TYPE_CHECKING:
@@ -84,7 +85,9 @@ def _executor() -> ThreadPoolExecutor:
     global _EXECUTOR
     with _EXECUTOR_LOCK:
         if _EXECUTOR is None:
-            _EXECUTOR = ThreadPoolExecutor(max_workers=EMBED_WORKERS, thread_name_prefix="ragmeter-embed")
+            _EXECUTOR = ThreadPoolExecutor(
+                max_workers=EMBED_WORKERS, thread_name_prefix="ragmeter-embed", initializer=lower_thread_priority
+            )
         return _EXECUTOR
 
 
@@ -171,6 +174,10 @@ class _CachedEmbedder:
         for i, (t, vec) in enumerate(zip(items, found, strict=True)):
             out[i] = fresh[t] if vec is None else vec
         return out
+
+    async def load(self) -> None:
+        """Load the model now (the first call would otherwise), in the encoding threads."""
+        await asyncio.get_running_loop().run_in_executor(_executor(), self.embed_sync, ["warm-up"])
 
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         """Blocking version of :meth:`embed` (runs in the calling thread)."""
