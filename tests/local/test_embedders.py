@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -247,3 +249,13 @@ def test_a_model_load_does_not_hold_up_the_batcher_lookup() -> None:
         t = threading.Thread(target=lookup, daemon=True)
         t.start()
         assert done.wait(timeout=30)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priority is a Linux feature")
+def test_the_encoding_threads_run_below_the_event_loop() -> None:
+    from ragmeter.local.batching import BACKGROUND_NICE
+
+    main_nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = emb_mod._executor().submit(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())).result()
+    assert seen == min(19, main_nice + BACKGROUND_NICE)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main_nice  # the caller's is unchanged
