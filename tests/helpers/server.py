@@ -22,7 +22,9 @@
 - Counters: ``total_requests``, ``by_status``, ``by_kind``, ``peak_in_flight``, ``in_flight_s`` (the
   time integral of the number in flight: over the busy window it gives the mean number in flight),
   ``first_request_at`` / ``last_reply_at`` (``time.time()`` of the first request counted and of the
-  last one to leave; None before), ``requests`` (bodies),
+  last one to leave; None before), ``requests`` (bodies), ``timeline`` (``(arrived, left, kind,
+  index in requests)`` of each request that left; at ``GET /v1/stats`` with the request's step
+  from :func:`detect_step` instead of the index: bench/runner_overhead.py's analyses),
   and at ``GET /v1/stats`` also ``process_cpu_s`` (the CPU time of the server's whole process),
   ``authorizations`` (the Authorization header of each request),
   ``structured_modes`` (the mode each chat request used). A request whose client hangs up while it
