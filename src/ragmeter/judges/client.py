@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ragmeter.errors import EndpointError, JudgeError, RateLimitError, TransportError, UnsupportedStepError
 from ragmeter.judges.cache import LLMCache, NullCache, chat_key, embed_key, provider_identity
 from ragmeter.judges.config import JudgeConfig
-from ragmeter.judges.limits import RateLimiter, RequestSlots
+from ragmeter.judges.limits import RateLimiter, RequestSlots, within
 from ragmeter.judges.tokens import estimate_message_tokens, estimate_tokens, is_estimated
 from ragmeter.judges.types import (
     CallRecord,
@@ -424,23 +423,6 @@ def _again(error: EndpointError) -> EndpointError:
     )
     again.attempts = 0  # type: ignore[attr-defined]
     return again
-
-
-if sys.version_info >= (3, 11):
-
-    async def within(aw: Awaitable[T], timeout_s: float | None) -> T:
-        """``await aw``, or ``TimeoutError`` after ``timeout_s`` seconds (None: no limit), in the
-        calling task: ``asyncio.wait_for`` (before Python 3.12) runs ``aw`` as a new task, which
-        starts only after everything else the event loop has ready, so at 64 requests in flight a
-        request whose slot was free went out behind hundreds of other steps."""
-        async with asyncio.timeout(timeout_s):
-            return await aw
-
-else:  # pragma: no cover - Python 3.10
-
-    async def within(aw: Awaitable[T], timeout_s: float | None) -> T:
-        """``await aw``, or ``TimeoutError`` after ``timeout_s`` seconds (None: no limit)."""
-        return await asyncio.wait_for(aw, timeout=timeout_s)
 
 
 def _short_error(error: BaseException) -> str:

@@ -1,4 +1,6 @@
-"""Async token buckets for requests-per-minute and tokens-per-minute limits.
+"""The limits a judge's requests run under: the endpoint's request slots (:class:`RequestSlots`),
+each request's time (:func:`within`), and token buckets for requests-per-minute and
+tokens-per-minute limits (:class:`TokenBucket`, :class:`RateLimiter`).
 
 A bucket refills at ``per_minute / 60`` units per second up to ``capacity``. Waiters are served in
 order (a lock), so one big request is not starved by many small ones. ``adjust`` corrects a
@@ -10,9 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import sys
 import time
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
+T = TypeVar("T")
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -158,3 +163,21 @@ class RequestSlots:
                 return True
         self.free += 1
         return False
+
+
+if sys.version_info >= (3, 11):
+
+    async def within(aw: Awaitable[T], timeout_s: float | None) -> T:
+        """``await aw``, or ``TimeoutError`` after ``timeout_s`` seconds (None: no limit), in the
+        calling task: ``asyncio.wait_for`` (before Python 3.12) runs ``aw`` as a new task, which
+        starts only after everything else the event loop has ready, so at 64 requests in flight a
+        request whose slot was free went out behind hundreds of other steps. (Python 3.10:
+        ``asyncio.wait_for``, which raises ``asyncio.TimeoutError``.)"""
+        async with asyncio.timeout(timeout_s):
+            return await aw
+
+else:  # pragma: no cover - Python 3.10
+
+    async def within(aw: Awaitable[T], timeout_s: float | None) -> T:
+        """``await aw``, or ``TimeoutError`` after ``timeout_s`` seconds (None: no limit)."""
+        return await asyncio.wait_for(aw, timeout=timeout_s)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import sys
 import time
 import zlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -40,6 +39,8 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 import h11
+
+from ragmeter.judges.limits import within
 
 T = TypeVar("T")
 
@@ -170,22 +171,11 @@ class Reply:
             return self.content.decode("utf-8", errors="replace")
 
 
-if sys.version_info >= (3, 11):
-
-    async def _timed(aw: Awaitable[T], timeout_s: float | None, error: str) -> T:
-        try:
-            async with asyncio.timeout(timeout_s):
-                return await aw
-        except TimeoutError:
-            raise HTTPTimeout(error) from None
-
-else:  # pragma: no cover - Python 3.10
-
-    async def _timed(aw: Awaitable[T], timeout_s: float | None, error: str) -> T:
-        try:
-            return await asyncio.wait_for(aw, timeout_s)
-        except asyncio.TimeoutError:
-            raise HTTPTimeout(error) from None
+async def _timed(aw: Awaitable[T], timeout_s: float | None, error: str) -> T:
+    try:
+        return await within(aw, timeout_s)
+    except (TimeoutError, asyncio.TimeoutError):
+        raise HTTPTimeout(error) from None
 
 
 class _Reader(asyncio.Protocol):
