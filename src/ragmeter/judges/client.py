@@ -182,7 +182,6 @@ class ModelClient:
             if self._limiter.active:
                 await self._limiter.acquire(est_tokens)
             error: JudgeError
-            done = False
             await sem.acquire(0 if leads else 1)
             try:
                 stopped = self._stopped
@@ -196,7 +195,7 @@ class ModelClient:
                     result = await within(fn(), cfg.timeout_s)
                     if attempt > 1:
                         notify_retry(None)
-                    done = True
+                    return result, attempt
                 except asyncio.TimeoutError:
                     error = TransportError(f"{self.name}: request timed out after {cfg.timeout_s}s")
                 except (RateLimitError, TransportError) as e:
@@ -212,11 +211,9 @@ class ModelClient:
                     self.in_flight -= 1
             finally:
                 sem.release()
-            if done:
-                return result, attempt
             # the slot is released: sleep outside it
             if attempt > cfg.max_retries:
-                error.attempts = attempt  # type: ignore[attr-defined]
+                error.attempts = attempt  # type: ignore[union-attr]
                 raise error
             retry_after = getattr(error, "retry_after", None)
             delay = self._backoff(attempt)
