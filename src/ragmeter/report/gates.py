@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -236,6 +235,8 @@ def _xml_text(text: str) -> str:
 def junit_xml(checks: Sequence[GateCheck], suite: str, properties: Mapping[str, Any] | None = None) -> str:
     """JUnit XML: one ``<testsuite>`` named ``suite`` with a ``<testcase>`` per check; a failed
     check carries a ``<failure>`` whose message is the check's message."""
+    import xml.etree.ElementTree as ET  # JUnit output only: not imported on every run's way
+
     failures = sum(1 for c in checks if not c.passed)
     root = ET.Element(
         "testsuites",

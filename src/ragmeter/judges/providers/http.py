@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.request
+import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
@@ -148,6 +148,20 @@ def default_tls_context() -> Any:
     return httpx.create_ssl_context()
 
 
+def _proxies_configured() -> bool:
+    """Whether ``urllib.request.getproxies()`` names a proxy: on Linux that is the ``*_proxy``
+    environment variables alone, looked at here without importing ``urllib.request`` (about 12 ms
+    on the way to the first request); elsewhere (macOS and Windows read system settings too) it
+    is asked."""
+    if sys.platform.startswith("linux") and not any(
+        key.lower().endswith("_proxy") and value for key, value in os.environ.items()
+    ):
+        return False
+    import urllib.request
+
+    return bool(urllib.request.getproxies())
+
+
 def make_client(name: str, api_key: str, default_headers: Mapping[str, str], base_url: str) -> PostClient:
     """The client for one event loop (see the module docstring). The client keeps every
     connection it opened alive and sets no cap of its own: the number in flight is bounded by
@@ -160,7 +174,7 @@ def make_client(name: str, api_key: str, default_headers: Mapping[str, str], bas
         **auth_headers(name, api_key),
         **default_headers,
     }
-    if urllib.request.getproxies():
+    if _proxies_configured():
         return HttpxJsonClient(headers)
     return JsonClient(headers, default_tls_context)
 

@@ -23,7 +23,6 @@ a refused one. A mode named explicitly and refused is an :class:`EndpointError`.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import os
@@ -89,6 +88,8 @@ def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = 
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # an HTTP date: rare, so not imported on every run's way
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
