@@ -115,3 +115,13 @@ def test_fast_kendall_bootstrap_is_fast_at_benchmark_size() -> None:
     lo, hi = kendall_tau_b_bootstrap_ci(x, y)
     assert time.perf_counter() - start < 10
     assert lo < kendall_tau_b(x, y) < hi
+
+
+def test_the_chunking_of_the_draws_does_not_change_the_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ragmeter.stats.bootstrap as bootstrap_module
+
+    values = np.random.default_rng(3).random(5000)
+    whole = bootstrap_ci(values, n_resamples=500, seed=0)
+    for cells in (5000, 123_457, 10_000_000):  # one resample per chunk, uneven chunks, one chunk
+        monkeypatch.setattr(bootstrap_module, "_CHUNK_CELLS", cells)
+        assert bootstrap_ci(values, n_resamples=500, seed=0) == whole
