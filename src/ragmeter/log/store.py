@@ -43,6 +43,8 @@ from ragmeter.log.serialize import call_to_dict, dumps, loads
 from ragmeter.metrics.base import Score
 
 DB_NAME = "runs.sqlite"
+#: the usage of a judge-free score (shared: Usage is immutable)
+_NO_USAGE = Usage()
 STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed")
 #: a run is not started (or resumed) with less free space than this on the store's disk
 MIN_FREE_BYTES = 16 * 1024 * 1024
@@ -470,7 +472,7 @@ class RunStore:
                     idx=int(idx),
                     metric=metric,
                     score=score,
-                    usage=Usage.from_dict(loads(usage, {})),
+                    usage=_NO_USAGE if usage == "{}" else Usage.from_dict(loads(usage, {})),
                     calls=list(loads(calls, [])),
                     duration_s=float(duration),
                 )
