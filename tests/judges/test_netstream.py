@@ -16,7 +16,7 @@ import pytest
 
 from ragmeter.errors import TransportError
 from ragmeter.judges.providers import netstream
-from ragmeter.judges.providers.http import HttpxJsonClient, make_client, post_json
+from ragmeter.judges.providers.http import HttpxJsonClient, default_tls_context, make_client, post_json
 from ragmeter.judges.providers.netstream import HTTPError, HTTPTimeout, JsonClient, parse_target
 from ragmeter.judges.providers.openai_compat import OpenAICompatibleProvider
 from ragmeter.judges.types import ChatRequest, Message
@@ -275,6 +275,16 @@ async def test_tls_endpoint() -> None:
             again = await post_json(client, tls_server.url + "/chat/completions", {"x": 2})
         assert reply == again and reply["choices"][0]["message"]["content"] == '{"a": 1}'
         assert tls_server.connections == 1
+        # the default context (httpx2's, as for a real https endpoint) offers only HTTP/1.1 in ALPN,
+        # so a server that prefers HTTP/2 still answers in HTTP/1.1
+        server_ctx.set_alpn_protocols(["h2", "http/1.1"])
+        default_ctx = default_tls_context()
+        ca.configure_trust(default_ctx)
+        async with JsonClient({"Content-Type": "application/json"}, lambda: default_ctx) as client:
+            reply = await post_json(client, tls_server.url + "/chat/completions", {"x": 3})
+            conn = next(iter(client._open))
+            assert conn.transport.get_extra_info("ssl_object").selected_alpn_protocol() == "http/1.1"
+        assert reply["choices"][0]["message"]["content"] == '{"a": 1}'
         # a certificate the client does not trust is a connection error
         async with JsonClient({}, ssl.create_default_context) as strict:
             with pytest.raises(HTTPError, match="cannot connect"):

@@ -142,10 +142,13 @@ class HttpxJsonClient:
 
 def default_tls_context() -> Any:
     """The TLS context ``httpx2`` builds by default (the system's trust store, ``SSL_CERT_FILE``
-    and ``SSL_CERT_DIR`` honoured): imported only for an ``https://`` endpoint."""
+    and ``SSL_CERT_DIR`` honoured), offering HTTP/1.1 only in ALPN (as ``httpcore2`` does for an
+    HTTP/1.1 connection): imported only for an ``https://`` endpoint."""
     import httpx2 as httpx
 
-    return httpx.create_ssl_context()
+    context = httpx.create_ssl_context()
+    context.set_alpn_protocols(["http/1.1"])
+    return context
 
 
 def _proxies_configured() -> bool:
