@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -356,3 +357,29 @@ def test_grouped_scores_are_seen_by_reads_commit_when_full_and_on_close(tmp_path
         assert len(again.load_scores("g")) == 8  # close committed the rest
         with pytest.raises(RunError, match="no run"):
             again.record_score("nope", 0, "m", Score(1.0))
+
+
+def _open_store_at(path: str, barrier: Any, results: Any) -> None:
+    barrier.wait()
+    try:
+        RunStore(path).close()
+        results.put("ok")
+    except Exception as e:  # reported to the test
+        results.put(f"{type(e).__name__}: {e}")
+
+
+def test_processes_opening_a_new_store_at_once_wait_for_each_other(tmp_path: Path) -> None:
+    # Switching a new file to WAL can answer "database is locked" at once, without SQLite's busy
+    # wait: two runs started together on one --out failed that way (about one round in six here).
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    for round_ in range(8):
+        path = str(tmp_path / f"store{round_}")
+        barrier, results = ctx.Barrier(4), ctx.Queue()
+        procs = [ctx.Process(target=_open_store_at, args=(path, barrier, results)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert [results.get(timeout=5) for _ in procs] == ["ok"] * 4

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.judges.types import ChatRequest, ChatResponse, Usage
+from ragmeter.log.schema import enable_wal
 
 if TYPE_CHECKING:
     import numpy as np
@@ -102,19 +103,10 @@ class LLMCache(NullCache):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise ConfigError(f"cannot open the LLM cache at {self.path}: {e}") from e
-        # Two processes opening a new cache at once: switching it to WAL can answer "database is
-        # locked" at once, without SQLite's busy wait; try again until the same 30 s have passed.
-        deadline = time.monotonic() + _OPEN_TIMEOUT_S
-        while True:
-            try:
-                self._conn: sqlite3.Connection | None = self._open()
-                break
-            except sqlite3.OperationalError as e:
-                if "locked" not in str(e) or time.monotonic() > deadline:
-                    raise ConfigError(f"cannot open the LLM cache at {self.path}: {e}") from e
-                time.sleep(0.05)
-            except sqlite3.Error as e:
-                raise ConfigError(f"cannot open the LLM cache at {self.path}: {e}") from e
+        try:
+            self._conn: sqlite3.Connection | None = self._open()
+        except sqlite3.Error as e:
+            raise ConfigError(f"cannot open the LLM cache at {self.path}: {e}") from e
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -125,7 +117,7 @@ class LLMCache(NullCache):
             str(self.path), timeout=_OPEN_TIMEOUT_S, check_same_thread=False, isolation_level=None
         )
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            enable_wal(conn, _OPEN_TIMEOUT_S)  # two processes opening a new cache at once wait
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS chat (key TEXT PRIMARY KEY, text TEXT NOT NULL,"

@@ -22,6 +22,7 @@ refused.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -87,12 +88,28 @@ INSERT_SCORE = (
 Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
 
 
+def enable_wal(conn: sqlite3.Connection, timeout_s: float = BUSY_TIMEOUT_MS / 1000) -> str:
+    """``PRAGMA journal_mode = WAL``, tried again for up to ``timeout_s`` while another process holds
+    the file: switching a new database to WAL can answer "database is locked" at once, without
+    SQLite's busy wait (two runs starting together on one ``--out``, or one cache). Returns the
+    journal mode the file is in after it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            row = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            return "" if row is None else str(row[0]).lower()
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def prepare(conn: sqlite3.Connection, path: Path, tx: Transaction) -> None:
     """Make the file at ``path`` (open as ``conn``) a run store of :data:`SCHEMA_VERSION`: WAL mode,
     the tables when it is new, the migrations when it is older; refuse one that is newer."""
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-    if mode is None or str(mode[0]).lower() != "wal":
+    mode = enable_wal(conn)
+    if mode != "wal":
         raise RunError(f"cannot switch {path} to WAL mode (got {mode!r})")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
@@ -138,4 +155,13 @@ def read_version(conn: sqlite3.Connection) -> int | None:
     return None if row is None or row[0] is None else int(row[0])
 
 
-__all__ = ["BUSY_TIMEOUT_MS", "INSERT_SCORE", "SCHEMA", "SCHEMA_VERSION", "migrate_1_to_2", "prepare", "read_version"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "INSERT_SCORE",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "enable_wal",
+    "migrate_1_to_2",
+    "prepare",
+    "read_version",
+]
