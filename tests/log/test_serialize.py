@@ -57,3 +57,16 @@ def test_serialising_while_numpy_is_half_imported(monkeypatch: pytest.MonkeyPatc
     assert json.loads(dumps({"a": [1.0, 2, "x", None, {"b": (3, 4)}]})) == {
         "a": [1.0, 2, "x", None, {"b": [3, 4]}]
     }
+
+
+def test_the_fast_path_and_to_jsonable_write_the_same_text() -> None:
+    values = [
+        {"a": 1, "b": [1.5, "x", None, True], "c": {"d": (1, 2)}},
+        {7: "int key", 2.5: "float key", True: "bool key", None: "none key"},
+        {"nested": {False: [], 3: {}}},
+        "plain",
+        [1, [2, [3]]],
+    ]
+    for value in values:
+        assert dumps(value) == json.dumps(to_jsonable(value), ensure_ascii=False, allow_nan=False), value
+    assert json.loads(dumps({True: 1, None: 2, 3: 4})) == {"true": 1, "null": 2, "3": 4}

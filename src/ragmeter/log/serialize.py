@@ -28,7 +28,7 @@ def to_jsonable(value: Any) -> Any:
         # a module another thread may still be importing)
         return to_jsonable(value.tolist())
     if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
+        return {_key(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
     if isinstance(value, (set, frozenset)):
@@ -40,9 +40,26 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
+def _key(key: Any) -> str:
+    """A mapping key as JSON writes it: a string as it is; ``True``/``False``/``None`` as
+    ``"true"``/``"false"``/``"null"``; a number as its JSON text; anything else as ``str()``."""
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, bool):
+        return json.dumps(key)
+    if isinstance(key, (int, float)) and math.isfinite(key):
+        return json.dumps(key)
+    return str(key)
+
+
 def dumps(value: Any) -> str:
-    """Strict JSON text of ``value`` (UTF-8 kept as is, never NaN)."""
-    return json.dumps(to_jsonable(value), ensure_ascii=False, allow_nan=False, sort_keys=False)
+    """Strict JSON text of ``value`` (UTF-8 kept as is, never NaN). Plain JSON values (what nearly
+    every score's details are) go straight to the C encoder; anything it refuses (a NaN, a NumPy
+    value, a set, a dataclass...) goes through :func:`to_jsonable` first: the same text either way."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return json.dumps(to_jsonable(value), ensure_ascii=False, allow_nan=False)
 
 
 def loads(text: str | None, default: Any = None) -> Any:

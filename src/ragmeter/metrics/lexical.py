@@ -242,9 +242,8 @@ def sentence_bleu(
     first_numerator = 0
     for n in range(1, max_n + 1):
         hyp = _ngram_counts(hypothesis, n)
-        ref = _ngram_counts(reference, n)
-        numerator = sum(min(c, ref[g]) for g, c in hyp.items())
-        denominator = max(1, sum(hyp.values()))
+        numerator = sum((hyp & _ngram_counts(reference, n)).values())  # clipped: min of the two counts
+        denominator = max(1, len(hypothesis) - n + 1)  # the hypothesis's n-grams
         if n == 1:
             first_numerator = numerator
         precisions.append((numerator if numerator else epsilon) / denominator)
