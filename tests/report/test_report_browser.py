@@ -56,7 +56,10 @@ def test_loads_offline_with_every_sample(page: Browser, report_result: Result) -
     assert "report-test" in d.find_element("id", "header").text
     skipped = d.find_element("id", "skipped")
     skipped.find_element("css selector", "summary").click()
-    problems = skipped.find_elements("css selector", "tbody tr")
+    # the rows are filled on the details' "toggle" event, which the browser fires as a later task
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    problems = WebDriverWait(d, 10).until(lambda drv: skipped.find_elements("css selector", "tbody tr"))
     assert len(problems) == 2 and all("reference" in p.text for p in problems)  # one sample lacks it
     # worst first: faithfulness ascending, then the invalid scores
     # (ties by position; invalid scores by kind: JudgeOutputError before NoClaims)
