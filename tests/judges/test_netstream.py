@@ -110,12 +110,12 @@ async def server() -> AsyncIterator[RawServer]:
         yield s
 
 
-def client_for(url: str) -> Any:
-    return make_client("openai-compatible", "k", {}, url)
+def new_client() -> Any:
+    return make_client("openai-compatible", "k", {})
 
 
 async def test_requests_share_connections(server: RawServer) -> None:
-    async with client_for(server.url) as client:
+    async with new_client() as client:
         assert isinstance(client, JsonClient)  # the client in use without a proxy
         for i in range(5):
             reply = await post_json(client, server.url + "/chat/completions", {"i": i, "pad": "x" * 2000})
@@ -158,7 +158,7 @@ async def test_a_request_leaves_in_one_send() -> None:
 
 async def test_a_server_that_closes_idle_connections_is_noticed(server: RawServer) -> None:
     server.close_after_reply = True
-    async with client_for(server.url) as client:
+    async with new_client() as client:
         for i in range(3):
             await post_json(client, server.url + "/chat/completions", {"i": i})
             await asyncio.sleep(0.05)  # the close reaches the client before the next request
@@ -167,7 +167,7 @@ async def test_a_server_that_closes_idle_connections_is_noticed(server: RawServe
 
 async def test_a_connection_closed_while_reused_is_retried_once_on_a_new_one(server: RawServer) -> None:
     server.close_after_reply = True
-    async with client_for(server.url) as client:
+    async with new_client() as client:
         for i in range(4):  # no pause: the next request may find the connection already closed
             await post_json(client, server.url + "/chat/completions", {"i": i})
     assert [r["i"] for r in server.requests] == [0, 1, 2, 3]  # each sent once, none lost
@@ -175,7 +175,7 @@ async def test_a_connection_closed_while_reused_is_retried_once_on_a_new_one(ser
 
 async def test_read_timeout_is_an_http_timeout_and_the_provider_s_transport_error(server: RawServer) -> None:
     server.delay_s = 1.0
-    async with client_for(server.url) as client:
+    async with new_client() as client:
         with pytest.raises(HTTPTimeout):
             await post_json(client, server.url + "/chat/completions", {}, timeout_s=0.1)
     provider = OpenAICompatibleProvider("m", base_url=server.url, timeout_s=0.1, structured="none")
@@ -190,7 +190,7 @@ async def test_read_timeout_is_an_http_timeout_and_the_provider_s_transport_erro
 async def test_connect_error() -> None:
     async with RawServer() as gone:
         url = gone.url
-    async with client_for(url) as client:
+    async with new_client() as client:
         with pytest.raises(HTTPError, match="cannot connect") as info:
             await post_json(client, url + "/chat/completions", {})
     assert not isinstance(info.value, HTTPTimeout)
@@ -202,7 +202,7 @@ async def test_a_reply_larger_than_the_read_limit_arrives_whole(
     monkeypatch.setattr(netstream, "READ_HIGH_WATER", 4096)  # reading pauses and resumes many times
     text = "y" * 300_000
     server.body = json.dumps({"choices": [{"message": {"content": text}}]}).encode()
-    async with client_for(server.url) as client:
+    async with new_client() as client:
         reply = await post_json(client, server.url + "/chat/completions", {})
     assert reply["choices"][0]["message"]["content"] == text
 
@@ -228,14 +228,14 @@ async def test_a_reply_larger_than_the_read_limit_arrives_whole(
 async def test_reply_framings(server: RawServer, raw: bytes) -> None:
     server.raw = raw
     server.close_after_reply = b"close" in raw
-    async with client_for(server.url) as client:
+    async with new_client() as client:
         for _ in range(2):
             reply = await post_json(client, server.url + "/chat/completions", {"x": 1})
             assert reply["choices"][0]["message"]["content"] == '{"a": 1}'
 
 
 async def test_a_malformed_or_cut_off_reply_is_an_http_error(server: RawServer) -> None:
-    async with client_for(server.url) as client:
+    async with new_client() as client:
         server.raw = b"HTTX/9 nonsense\r\n\r\n"
         with pytest.raises(HTTPError, match="not valid HTTP"):
             await post_json(client, server.url + "/chat/completions", {})
@@ -251,7 +251,7 @@ async def test_a_redirect_to_another_origin_carries_no_credentials(server: RawSe
             f"HTTP/1.1 307 Temporary Redirect\r\nLocation: {other.url}/chat/completions\r\n"
             "Content-Length: 0\r\n\r\n"
         ).encode()
-        async with client_for(server.url) as client:
+        async with new_client() as client:
             reply = await post_json(client, server.url + "/chat/completions", {"x": 1})
         assert reply["choices"][0]["message"]["content"] == '{"a": 1}'
         moved = other.seen[0]
@@ -296,13 +296,13 @@ async def test_proxies_in_the_environment_use_httpx(
 ) -> None:
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    async with client_for(server.url) as client:
+    async with new_client() as client:
         assert isinstance(client, HttpxJsonClient)
         await post_json(client, server.url + "/chat/completions", {})  # NO_PROXY: straight there
     assert len(server.requests) == 1
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # a proxy that refuses: httpx's error, as ours
     monkeypatch.setenv("NO_PROXY", "")
-    async with client_for(server.url) as client:
+    async with new_client() as client:
         with pytest.raises(HTTPError):
             await post_json(client, server.url + "/chat/completions", {})
 

@@ -165,7 +165,7 @@ def _proxies_configured() -> bool:
     return bool(urllib.request.getproxies())
 
 
-def make_client(name: str, api_key: str, default_headers: Mapping[str, str], base_url: str) -> PostClient:
+def make_client(name: str, api_key: str, default_headers: Mapping[str, str]) -> PostClient:
     """The client for one event loop (see the module docstring). The client keeps every
     connection it opened alive and sets no cap of its own: the number in flight is bounded by
     :class:`~ragmeter.judges.client.ModelClient` (the run's concurrency)."""
@@ -213,7 +213,6 @@ async def post_json(
     url: str | Target,
     body: Mapping[str, Any],
     *,
-    params: Mapping[str, str] | None = None,
     timeout_s: float | None = None,
 ) -> Any:
     """POST ``body`` as JSON and return the reply read by :func:`read_reply`. A request without a
@@ -221,7 +220,7 @@ async def post_json(
     when a limit ran out)."""
     target = parse_target(url) if isinstance(url, str) else url
     response = await client.post(
-        target.with_params(params),
+        target,
         json.dumps(body, ensure_ascii=False).encode("utf-8"),
         timeouts_for(timeout_s),
     )

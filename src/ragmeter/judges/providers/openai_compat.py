@@ -233,7 +233,7 @@ class OpenAICompatibleProvider:
             return self._client
         from ragmeter.judges.providers.http import make_client
 
-        self._client = make_client(self.name, self._api_key, self.default_headers, self.base_url)
+        self._client = make_client(self.name, self._api_key, self.default_headers)
         self._client_loop = loop
         closer = _close_at_loop_end(self._client)
         await closer.__anext__()
@@ -254,11 +254,12 @@ class OpenAICompatibleProvider:
         from ragmeter.judges.providers.http import endpoint_url, parse_target, post_json
 
         client = await self._get_client()
-        params = {"api-version": self.api_version or DEFAULT_AZURE_API_VERSION} if self.name == "azure" else None
         url = self._urls.get(path)
-        if url is None:  # parsed once per path, not at every request
-            url = self._urls[path] = parse_target(endpoint_url(self.name, self.base_url, path, self.model))
-        return await post_json(client, url, body, params=params, timeout_s=self.timeout_s)
+        if url is None:  # parsed once per path (with Azure's api-version), not at every request
+            params = {"api-version": self.api_version or DEFAULT_AZURE_API_VERSION} if self.name == "azure" else None
+            url = parse_target(endpoint_url(self.name, self.base_url, path, self.model)).with_params(params)
+            self._urls[path] = url
+        return await post_json(client, url, body, timeout_s=self.timeout_s)
 
     def _structured_fields(self, request: ChatRequest, mode: str) -> dict[str, Any]:
         """The body fields that ask for ``mode`` (vLLM's and Ollama's sit at the top level)."""
