@@ -182,6 +182,7 @@ class LLMCache(NullCache):
 
     def get_embedding(self, key: str) -> np.ndarray | None:
         import numpy as np
+
         with self._lock:
             row = self._db().execute("SELECT dim, vector FROM embedding WHERE key = ?", (key,)).fetchone()
         if row is None:
@@ -195,6 +196,7 @@ class LLMCache(NullCache):
 
     def put_embedding(self, key: str, vector: np.ndarray) -> None:
         import numpy as np
+
         v = np.asarray(vector, dtype="<f4").reshape(-1)
         self._write(
             "INSERT OR REPLACE INTO embedding (key, dim, vector, created) VALUES (?, ?, ?, ?)",

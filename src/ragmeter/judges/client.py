@@ -323,6 +323,7 @@ class ModelClient:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(n, d) float32 embeddings (as the provider returns them, not normalised); cached per text."""
         import numpy as np
+
         embed = getattr(self.provider, "embed", None)
         if not callable(embed):
             raise UnsupportedStepError(self.name, "embed", "this provider has no embeddings")
@@ -362,6 +363,7 @@ class ModelClient:
         self, batch: list[str], keys: list[str], idx: list[int], found: dict[int, np.ndarray]
     ) -> None:
         import numpy as np
+
         est = sum(estimate_tokens(t) for t in batch)
         started = time.monotonic()
         try:

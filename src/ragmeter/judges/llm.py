@@ -452,6 +452,7 @@ class LLMJudge(MoreSteps):
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
+
         if self.embedder is None:
             raise UnsupportedStepError(
                 self.name, "embed", "no embedder configured: pass embeddings='local' or an embedding model"

@@ -55,6 +55,7 @@ class Embedder(Protocol):
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm, as float32 (an all-zero row stays zero)."""
     import numpy as np
+
     arr = np.asarray(vectors, dtype=np.float32)
     if arr.ndim != 2:
         raise ValueError(f"expected a 2-D array of embeddings, got shape {arr.shape}")
@@ -127,6 +128,7 @@ class _CachedEmbedder:
 
     def _store(self, texts: list[str], vectors: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
         import numpy as np
+
         fresh: dict[str, np.ndarray] = {}
         with self._cache_lock:
             for t, v in zip(texts, vectors, strict=True):
@@ -169,6 +171,7 @@ class _CachedEmbedder:
         self, items: list[str], found: list[np.ndarray | None], missing: list[str], vectors: Sequence[np.ndarray]
     ) -> np.ndarray:
         import numpy as np
+
         fresh = self._store(missing, vectors) if missing else {}
         out = np.empty((len(items), self.dim), dtype=np.float32)
         for i, (t, vec) in enumerate(zip(items, found, strict=True)):
@@ -189,6 +192,7 @@ class _CachedEmbedder:
         """(len(texts), dim) float32, rows L2-normalised. Cached texts cost nothing; the rest are
         encoded in a worker thread, in one batch with the texts of the other calls in flight."""
         import numpy as np
+
         items = _check_texts(texts)
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -324,6 +328,7 @@ class USEEmbedder(_CachedEmbedder):
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         import numpy as np
+
         model = self.model
         with single_blas_thread():
             return np.asarray(model.encode(texts), dtype=np.float32)
@@ -430,6 +435,7 @@ class SentenceTransformerEmbedder(_CachedEmbedder):
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         import numpy as np
+
         model = self._load()
         vectors = model.encode(
             texts, batch_size=self._batch_size, convert_to_numpy=True, show_progress_bar=False

@@ -76,6 +76,7 @@ def cosine_rows(embeddings: np.ndarray, n_expected: int) -> tuple[np.ndarray | N
     cosine is undefined), so a bad embedding is an invalid score, never NaN.
     """
     import numpy as np
+
     arr = np.asarray(embeddings, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] != n_expected or arr.shape[1] == 0:
         return None, f"embed returned an array of shape {arr.shape} for {n_expected} texts"

@@ -63,6 +63,7 @@ class SemanticSimilarity(Metric):
 
     async def score_batch(self, samples: Sequence[Sample], judge: Judge) -> list[Score]:
         import numpy as np
+
         out: list[Score | None] = []
         texts: list[str] = []
         for sample in samples:

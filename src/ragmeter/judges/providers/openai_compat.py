@@ -415,6 +415,7 @@ class OpenAICompatibleProvider:
 
     async def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, Usage]:
         import numpy as np
+
         batch = list(texts)
         if not batch:
             return np.zeros((0, 0), dtype=np.float32), Usage()
