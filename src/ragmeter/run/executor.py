@@ -148,10 +148,12 @@ def work_units(jobs: Sequence[Job]) -> Iterator[Job | Batch]:
 
 def load_summary_tools() -> None:
     """Import the bootstrap and start NumPy's random generator once (about 20-30 ms the first time),
-    so that the summary at the end of a run does not wait for them."""
-    from ragmeter.stats import bootstrap_ci
+    so that the summary at the end of a run does not wait for them. Nobody awaits it: a failure
+    here is left to the summary itself, which meets it again and reports it."""
+    with contextlib.suppress(Exception):
+        from ragmeter.stats import bootstrap_ci
 
-    bootstrap_ci([0.0, 1.0], n_resamples=2, seed=0)
+        bootstrap_ci([0.0, 1.0], n_resamples=2, seed=0)
 
 
 def apply_run_concurrency(judge: Judge, n: int) -> None:
