@@ -1,6 +1,6 @@
 """Prompt injection: how far can text planted in an answer or a context move faithfulness?
 
-Runs faithfulness on the faithfulness pairs of ../shared/data/dev (WikiEval and HaluEval: two
+Runs faithfulness on the faithfulness pairs of data/dev (WikiEval and HaluEval: two
 answers to one question over the same contexts; people, or the construction, prefer one) -- first
 clean, then with each attack string appended to both answers, then appended to the (shared)
 contexts. Per attack and position it reports the mean score shift against the clean run (signed,
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DEV = ROOT.parent / "shared" / "data" / "dev"
+DEV = ROOT / "data" / "dev"
 FILES = ("wikieval_dev.jsonl", "halueval_dev.jsonl")
 
 #: name -> text appended to the answer or to the context

@@ -40,7 +40,7 @@ from ragmeter.judges.config import JudgeConfig  # noqa: E402
 from ragmeter.judges.factory import make_judge  # noqa: E402
 from ragmeter.run.runner import aevaluate  # noqa: E402
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "dev" / "wikieval_dev.jsonl"
+DEFAULT_DATA = ROOT / "data" / "dev" / "wikieval_dev.jsonl"
 CORE = ["faithfulness", "answer_relevance", "context_precision", "context_recall", "context_relevance"]
 
 

@@ -1,4 +1,4 @@
-"""Quality and speed of the local judge on the labelled dev files (shared/data/dev).
+"""Quality and speed of the local judge on the labelled dev files (data/dev).
 
 Quality: each dev file is scored with the local judge's steps, the way the metrics use them
 (faithfulness = supported / claims, and the mean support probability; answer relevance =
@@ -38,7 +38,7 @@ from ragmeter.local.verifier import OnnxVerifier
 from ragmeter.stats.agreement import agreement_summary
 from ragmeter.text import split_sentences, tokenize
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
+DATA = Path(__file__).resolve().parents[1] / "data" / "dev"
 HELDOUT_SHARE = 0.3
 SPLIT_SEED = "ragmeter-local-v1"
 

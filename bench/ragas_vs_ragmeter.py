@@ -15,7 +15,7 @@ Ragas 0.4 metric (legacy ``evaluate``)  ragmeter metric                what is c
 ``LLMContextRecall``                    ``context_recall``             reference supported by contexts
 ======================================  =============================  ==========================
 
-Data: the WikiEval dev rows of ../shared/data (10 questions; 3 or 4 contexts each; the ungrounded answer
+Data: the WikiEval dev rows of data/dev/wikieval_dev.jsonl (10 questions; 3 or 4 contexts each; the ungrounded answer
 as the answer, the grounded one as the reference), as bench/llm_calls.py builds them.
 
 The endpoint (``--backend``):

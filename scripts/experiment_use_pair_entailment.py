@@ -48,7 +48,7 @@ def fit(a: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 300) -> np.n
 
 async def main() -> None:
     rng = random.Random(0)
-    pairs = vd.load_nli(ROOT.parent / "shared" / "data" / "nli" / "pairs_en.jsonl.gz", vd.DEFAULT_CAPS, rng)
+    pairs = vd.load_nli(ROOT / "data" / "nli" / "pairs_en.jsonl.gz", vd.DEFAULT_CAPS, rng)
     pairs = pairs + vd.synthetic(pairs, 3000, rng)
     train = rng.sample([p for p in pairs if p.split == "train"], 6000)
     test = [p for p in pairs if p.split == "test"][:1500]

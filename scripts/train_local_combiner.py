@@ -1,6 +1,6 @@
 """Train the local judge's claim-support combiner (logistic regression, NumPy only).
 
-Data: shared/data/dev only, training split only (the held-out 30% of ids, chosen by
+Data: data/dev only, training split only (the held-out 30% of ids, chosen by
 ``bench/local_judge.is_heldout``, is never read for fitting):
 
 - begin_dev.jsonl (dialogue responses with a knowledge snippet, label 1 = fully attributable):
@@ -226,7 +226,7 @@ async def main_async(args: argparse.Namespace) -> None:
             "kind": "trained",
             "version": "2",
             "script": "scripts/train_local_combiner.py",
-            "data": ["shared/data/dev/begin_dev.jsonl", "shared/data/dev/halueval_dev.jsonl"],
+            "data": ["data/dev/begin_dev.jsonl", "data/dev/halueval_dev.jsonl"],
             "split": f"training ids only: bench/local_judge.is_heldout (salt {bench.SPLIT_SEED!r}, "
             f"{bench.HELDOUT_SHARE:.0%} held out)",
             "seed": args.seed,

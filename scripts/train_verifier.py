@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import verifier_data as vd
 
 ROOT = Path(__file__).resolve().parents[1]
-NLI = ROOT.parent / "shared" / "data" / "nli" / "pairs_en.jsonl.gz"
+NLI = ROOT / "data" / "nli" / "pairs_en.jsonl.gz"
 
 
 def base_model_dir() -> Path:
@@ -319,7 +319,7 @@ def main() -> None:
             "architecture": "BERT, 6 layers, 384 hidden (MiniLM-L6)",
         },
         "data": {
-            "file": "shared/data/nli/pairs_en.jsonl.gz",
+            "file": "data/nli/pairs_en.jsonl.gz",
             "sha256": vd.file_sha256(data),
             "caps": caps,
             "synthetic_premises": args.synthetic_premises,
@@ -327,7 +327,7 @@ def main() -> None:
             f"test {vd.TEST_SHARE:.0%}",
             "sizes": {s: len(v) for s, v in split.items()},
             "composition_train": vd.composition(split["train"]),
-            "licences": "see shared/data/nli/README.md; synthetic pairs inherit their premise's licence",
+            "licences": "see data/nli/README.md; synthetic pairs inherit their premise's licence",
         },
         "hyperparameters": {
             "seed": args.seed,

@@ -2,7 +2,7 @@
 
 Used by ``scripts/train_verifier.py``; deterministic for a given seed.
 
-- **NLI pairs** (``shared/data/nli/pairs_en.jsonl.gz``, see its README for sources and licences),
+- **NLI pairs** (``data/nli/pairs_en.jsonl.gz``, see its README for sources and licences),
   with the skewed sources capped: Breaking NLI (mostly contradiction), HELP and ConjNLI (synthetic
   or adversarial). The rows kept of a capped source are a seeded random sample.
 - **Synthetic pairs made from the premises** (FactCC-style, Kryscinski et al. 2020): a premise

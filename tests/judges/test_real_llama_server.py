@@ -37,7 +37,7 @@ from ragmeter.judges.types import ChatRequest, Message
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-DEV = ROOT.parent / "shared" / "data" / "dev"
+DEV = ROOT / "data" / "dev"
 HALUEVAL = DEV / "halueval_dev.jsonl"
 WIKIEVAL = DEV / "wikieval_dev.jsonl"
 CORE = ["faithfulness", "answer_relevance", "context_precision", "context_recall", "context_relevance"]

@@ -92,7 +92,7 @@ def test_packaged_support_combiners_have_a_training_record(name: str) -> None:
     rec = c.record
     assert rec["kind"] == "trained" and rec["seed"] == 0
     assert rec["script"] == "scripts/train_local_combiner.py"
-    assert all("shared/data/dev" in d for d in rec["data"])
+    assert all("data/dev" in d for d in rec["data"])
     assert "heldout" in rec
     # the signs the features must have
     w = dict(zip(c.features, c.weights, strict=True))

@@ -23,7 +23,7 @@ from helpers.llama_server import invalid_scores
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "dev" / "wikieval_dev.jsonl"
+DATA = ROOT / "data" / "dev" / "wikieval_dev.jsonl"
 N_ROWS = 10
 ALL_METRICS = [
     "faithfulness",

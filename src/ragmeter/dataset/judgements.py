@@ -1,6 +1,6 @@
 """Labelled judgements: what people (or construction) said about samples, for agreement checks.
 
-JSONL, one record a line, in one of two shapes (``shared/data/README.md``):
+JSONL, one record a line, in one of two shapes (``data/README.md``):
 
 * **pair**: ``{"id", "aspect", "kind": "pair", <shared sample fields>, "a": {...}, "b": {...},
   "preferred": "a"|"b"}``. The fields outside ``a``/``b`` are shared by both variants; ``a`` and

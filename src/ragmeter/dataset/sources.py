@@ -9,7 +9,7 @@ and response become the sample; each evaluator's score, passing, feedback and in
 ``metadata`` as ``"<name>.score"`` and so on). Ragas and LlamaIndex are detected by duck typing and
 never imported.
 
-A judgement file (``shared/data/README.md`` format) is expanded: a point becomes one sample with the
+A judgement file (``data/README.md`` format) is expanded: a point becomes one sample with the
 judgement's id, a pair two samples with ids ``"<id>/a"`` and ``"<id>/b"``; the metadata carries
 ``judgement_id``, ``aspect``, ``kind``, ``variant``, ``preferred`` / ``label``, ``label_kind``.
 

@@ -2,7 +2,7 @@
 
 The weights live in small JSON files next to this module (``weights/*.json``), each with the
 record of how it was made (script, data files, split, seed, date, held-out metrics). The support
-combiner is trained by ``scripts/train_local_combiner.py`` on ``shared/data/dev`` only; the
+combiner is trained by ``scripts/train_local_combiner.py`` on ``data/dev`` only; the
 relevance combiners are set by hand (see docs/local-judge.md).
 """
 

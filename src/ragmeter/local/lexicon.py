@@ -230,7 +230,7 @@ def is_evasive(sentence: str) -> bool:
 # planted in an answer): instructions to ignore or override, verdicts for "all claims", notes to the
 # evaluator, role prefixes, JSON verdicts and data tags. Narrow on purpose: each pattern needs words
 # about the evaluation itself, so ordinary statements are not caught (none of the 12,000 sentences
-# of ../shared/data/dev is).
+# of data/dev is).
 _INSTRUCTION_EN = re.compile(
     r"\b(?:ignore|disregard|forget|override)\b[^.]{0,40}\b(?:instructions?|prompts?|rules?|guidelines?)\b|"
     r"\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?(?:above\s+)?(?:statements?|claims?)\b"
