@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from ragmeter.judges.base import GeneratedQuestions, Judge, Verdict
     from ragmeter.judges.config import JudgeConfig
     from ragmeter.judges.factory import make_judge
-    from ragmeter.metrics.base import Metric, Score, ScoreError, get_metric, list_metrics, register_metric
+    from ragmeter.metrics.base import Metric, Score, ScoreError, register_metric
+    from ragmeter.metrics.registry import get_metric, list_metrics
     from ragmeter.metrics.rubric import rubric
     from ragmeter.pipeline import run_pipeline, run_retriever
     from ragmeter.report.comparison import Comparison, compare_runs
@@ -58,8 +59,8 @@ __getattr__, __dir__ = lazy_exports(
         "Metric": "ragmeter.metrics.base",
         "Score": "ragmeter.metrics.base",
         "ScoreError": "ragmeter.metrics.base",
-        "get_metric": "ragmeter.metrics.base",
-        "list_metrics": "ragmeter.metrics.base",
+        "get_metric": "ragmeter.metrics.registry",
+        "list_metrics": "ragmeter.metrics.registry",
         "register_metric": "ragmeter.metrics.base",
         "rubric": "ragmeter.metrics.rubric",
         "run_pipeline": "ragmeter.pipeline",

@@ -245,7 +245,7 @@ def _metric_order(records: list[_Record]) -> list[str]:
 def record_session(out: str | Path, records: list[_Record]) -> str:
     """Write the session's assertions as one run in the store ``out``; return its run id."""
     from ragmeter.log.store import RunStore, new_run_id
-    from ragmeter.metrics.base import resolve_metrics
+    from ragmeter.metrics.registry import resolve_metrics
     from ragmeter.run.config import RunConfig
 
     names = _metric_order(records)

@@ -39,8 +39,8 @@ from helpers.doc_commands import (
 )
 from ragmeter.cli.main import cli
 from ragmeter.errors import ConfigError
-from ragmeter.metrics.base import get_metric, list_metrics
 from ragmeter.metrics.descriptions import description_languages, load_descriptions
+from ragmeter.metrics.registry import get_metric, list_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ("README.md", "README.zh-CN.md", "docs/*.md", "docs/zh/*.md")

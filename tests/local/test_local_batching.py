@@ -11,7 +11,7 @@ import pytest
 from ragmeter import Sample
 from ragmeter.local import LocalJudge, OnnxVerifier, USEEmbedder
 from ragmeter.local.batching import CallBatcher
-from ragmeter.metrics.base import get_metric
+from ragmeter.metrics.registry import get_metric
 
 # ------------------------------------------------------------------ the batcher
 

@@ -12,7 +12,8 @@ import ragmeter
 from ragmeter.cli.main import cli
 from ragmeter.errors import ConfigError
 from ragmeter.metrics import MetricAlias, get_metric, list_aliases, list_metrics
-from ragmeter.metrics.base import register_alias, resolve_alias
+from ragmeter.metrics.base import register_alias
+from ragmeter.metrics.registry import resolve_alias
 
 EXAMPLES = "examples/rag_samples.jsonl"
 

@@ -204,7 +204,7 @@ def test_one_megabyte_of_markup_is_text(browser: Browser, tmp_path: Path) -> Non
 def test_local_judge_details_and_repeated_judging(browser: Browser, tmp_path: Path) -> None:
     """The local judge's information needs, and a metric judged twice (--samples 2)."""
     import ragmeter
-    from ragmeter.metrics.base import get_metric
+    from ragmeter.metrics.registry import get_metric
     from ragmeter.metrics.repeat import Repeated
 
     rows = [

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from ragmeter.metrics.base import get_metric
+from ragmeter.metrics.registry import get_metric
 from ragmeter.retrieval import measures
 from ragmeter.retrieval.api import evaluate_retrieval
 from ragmeter.retrieval.trec import rank_run

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter import ConfigError, DatasetError, Sample
-from ragmeter.metrics.base import get_metric
+from ragmeter.metrics.registry import get_metric
 from ragmeter.metrics.retrieval import metric_from_at_name
 from ragmeter.retrieval import measures, read_qrels, read_queries, read_trec_run, text_overlap
 from ragmeter.retrieval.api import NoJudge, evaluate_retrieval, retrieval_dataset

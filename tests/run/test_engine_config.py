@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from ragmeter import ConfigError, Sample
 from ragmeter.cli.main import cli
-from ragmeter.metrics.base import get_metric
+from ragmeter.metrics.registry import get_metric
 from ragmeter.run.config import RunConfig
 from ragmeter.run.executor import Job
 from ragmeter.run.ray_engine import import_ray, judge_source, shards, total_concurrency

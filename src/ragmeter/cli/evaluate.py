@@ -42,7 +42,7 @@ DEFAULT_METRICS = (
 
 def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
     """(chosen, notes): the default metrics this judge and these data allow, and why others are out."""
-    from ragmeter.metrics.base import get_metric, list_metrics
+    from ragmeter.metrics.registry import get_metric, list_metrics
 
     registry = list_metrics()
     chosen, notes = [], []
@@ -352,7 +352,7 @@ def _configure_metrics(names: list[str], lang: str | None, n_samples: int) -> li
     """Metric instances for --lang (metrics that take ``lang``) and --samples N (repeated judging)."""
     import inspect
 
-    from ragmeter.metrics.base import get_metric, list_metrics, resolve_alias
+    from ragmeter.metrics.registry import get_metric, list_metrics, resolve_alias
     from ragmeter.metrics.repeat import Repeated
 
     registry = list_metrics()
@@ -366,7 +366,7 @@ def _configure_metrics(names: list[str], lang: str | None, n_samples: int) -> li
 
 
 def _metrics_from_meta(meta: dict[str, Any], names: list[str]) -> list[Any]:
-    from ragmeter.metrics.base import get_metric
+    from ragmeter.metrics.registry import get_metric
     from ragmeter.metrics.repeat import Repeated
 
     specs = {m["name"]: m for m in meta.get("metrics", [])}

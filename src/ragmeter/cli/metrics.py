@@ -31,8 +31,8 @@ def metrics_cmd(as_json: bool, lang: str, show_aliases: bool) -> None:
         return
     from rich.table import Table
 
-    from ragmeter.metrics.base import list_metrics
     from ragmeter.metrics.descriptions import load_descriptions
+    from ragmeter.metrics.registry import list_metrics
     from ragmeter.report.console import make_console
 
     registry = list_metrics()
@@ -76,7 +76,7 @@ def metrics_cmd(as_json: bool, lang: str, show_aliases: bool) -> None:
 def _print_aliases(as_json: bool) -> None:
     from rich.table import Table
 
-    from ragmeter.metrics.base import list_aliases
+    from ragmeter.metrics.registry import list_aliases
     from ragmeter.report.console import make_console
 
     aliases = list_aliases()

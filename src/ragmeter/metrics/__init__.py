@@ -14,22 +14,14 @@ from __future__ import annotations
 
 from ragmeter.metrics import aliases as _aliases  # noqa: F401  (registers other tools' metric names)
 from ragmeter.metrics.answer_relevance import AnswerRelevance
-from ragmeter.metrics.base import (
-    Metric,
-    MetricAlias,
-    Score,
-    ScoreError,
-    get_metric,
-    list_aliases,
-    list_metrics,
-    register_metric,
-)
+from ragmeter.metrics.base import Metric, MetricAlias, Score, ScoreError, register_metric
 from ragmeter.metrics.context import ContextPrecision, ContextRecall, ContextRelevance, ContextUtilization
 from ragmeter.metrics.correctness import AnswerCorrectness, FactualCorrectness
 from ragmeter.metrics.faithfulness import Faithfulness
 from ragmeter.metrics.graded import Correctness, GuidelineAdherence, Pairwise, Relevancy
 from ragmeter.metrics.lexical import Bleu, ExactMatch, RougeL, TokenF1
 from ragmeter.metrics.noise import NoiseSensitivity
+from ragmeter.metrics.registry import get_metric, list_aliases, list_metrics
 from ragmeter.metrics.repeat import Repeated
 from ragmeter.metrics.retrieval import RETRIEVAL_METRICS  # noqa: F401  (registers the retrieval metrics)
 from ragmeter.metrics.rubric import RubricMetric, rubric

@@ -1,7 +1,7 @@
 """Ragas's metric names, accepted as aliases of ragmeter's metrics (docs/migrating-from-ragas.md).
 
 Each alias says which ragmeter metric it is and how the definitions differ; using one logs that
-once (see :func:`ragmeter.metrics.base.get_metric`). Names are those of Ragas 0.2-0.4: the metric
+once (see :func:`ragmeter.metrics.registry.get_metric`). Names are those of Ragas 0.2-0.4: the metric
 objects' ``name`` and the result columns of ``ragas.evaluate``.
 """
 

@@ -1,4 +1,8 @@
-"""Metric protocol, Score and the metric registry.
+"""Metric protocol, Score, and the registration of metrics and of other tools' names for them.
+
+Finding a metric by name (``get_metric``, ``resolve_metrics``, ``list_metrics``) is in
+:mod:`ragmeter.metrics.registry`, which loads the built-in metrics; this module imports no metric,
+so every metric module can import it.
 
 A metric is stateless: ``await metric.score(sample, judge)`` returns a :class:`Score` and writes
 nothing to the metric object, so one instance serves any number of concurrent jobs.
@@ -24,7 +28,6 @@ metric that does neither is scored one sample at a time, as above.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -163,7 +166,6 @@ class Metric:
 M = TypeVar("M", bound=type[Metric])
 
 _REGISTRY: dict[str, Callable[..., Metric]] = {}
-_logger = logging.getLogger("ragmeter.metrics")
 
 
 @dataclass(frozen=True)
@@ -196,21 +198,6 @@ def register_alias(alias: MetricAlias) -> None:
     _ALIASES[alias.name] = alias
 
 
-def list_aliases() -> dict[str, MetricAlias]:
-    """Other tools' metric names that ragmeter accepts, by name."""
-    _load_builtin_metrics()
-    return dict(sorted(_ALIASES.items()))
-
-
-def resolve_alias(name: str) -> tuple[str, dict[str, Any], MetricAlias | None]:
-    """(registered name, its arguments, the alias or None) for a metric name."""
-    _load_builtin_metrics()
-    alias = _ALIASES.get(name)
-    if alias is None:
-        return name, {}, None
-    return alias.target, dict(alias.kwargs), alias
-
-
 def register_metric(name: str) -> Callable[[M], M]:
     """Class decorator: make a metric available by ``name`` (CLI ``--metrics``, ``get_metric``)."""
 
@@ -221,66 +208,3 @@ def register_metric(name: str) -> Callable[[M], M]:
         return cls
 
     return deco
-
-
-def get_metric(name: str, **kwargs: Any) -> Metric:
-    """Instantiate a registered metric by name, or by another tool's name for it (a
-    :class:`MetricAlias`, e.g. Ragas's ``answer_relevancy``): the alias is logged once per call,
-    with the ragmeter metric it maps to and how the definitions differ (logger
-    ``ragmeter.metrics``; with no logging configured it prints to stderr)."""
-    name, alias_kwargs, alias = resolve_alias(name)
-    if alias is not None:
-        _logger.warning("%s", alias.notice())
-        kwargs = {**alias_kwargs, **kwargs}
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        if "@" in name:  # a cutoff form such as "ndcg@5" or "recall@20"
-            from ragmeter.metrics.retrieval import metric_from_at_name
-
-            metric = metric_from_at_name(name, **kwargs)
-            if metric is not None:
-                return metric
-        known = ", ".join(sorted(_REGISTRY))
-        raise ConfigError(
-            f"unknown metric {name!r}; known metrics: {known} (and other tools' names: `ragmeter metrics --aliases`)"
-        ) from None
-    return factory(**kwargs)
-
-
-def list_metrics() -> dict[str, type[Metric]]:
-    """Registered metric classes by name."""
-    _load_builtin_metrics()
-    return {k: v for k, v in sorted(_REGISTRY.items())}  # type: ignore[misc]
-
-
-def resolve_metrics(metrics: Any) -> list[Metric]:
-    """Accept metric instances, names, or a comma-separated string; return instances."""
-    if metrics is None:
-        raise ConfigError("no metrics given")
-    if isinstance(metrics, str):
-        metrics = [m.strip() for m in metrics.split(",") if m.strip()]
-    if isinstance(metrics, Metric):
-        metrics = [metrics]
-    out: list[Metric] = []
-    for m in metrics:
-        if isinstance(m, str):
-            out.append(get_metric(m))
-        elif isinstance(m, Metric):
-            out.append(m)
-        elif isinstance(m, type) and issubclass(m, Metric):
-            out.append(m())
-        else:
-            raise ConfigError(f"not a metric: {m!r}")
-    names = [m.name for m in out]
-    dupes = {n for n in names if names.count(n) > 1}
-    if dupes:
-        raise ConfigError(f"metric given twice: {', '.join(sorted(dupes))}")
-    if not out:
-        raise ConfigError("no metrics given")
-    return out
-
-
-def _load_builtin_metrics() -> None:
-    # Importing the package registers the built-in metrics.
-    import ragmeter.metrics  # noqa: F401

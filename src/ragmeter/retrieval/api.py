@@ -134,7 +134,8 @@ async def aevaluate_retrieval(
     **options: Any,
 ) -> Any:
     """Async :func:`evaluate_retrieval`."""
-    from ragmeter.metrics.base import Metric, resolve_metrics
+    from ragmeter.metrics.base import Metric
+    from ragmeter.metrics.registry import resolve_metrics
     from ragmeter.run.runner import aevaluate
 
     chosen = resolve_metrics(list(DEFAULT_RETRIEVAL_METRICS) if metrics is None else metrics)

@@ -15,7 +15,8 @@ from typing import Any
 
 from ragmeter.dataset.sample import Dataset, Sample
 from ragmeter.errors import ConfigError
-from ragmeter.metrics.base import Metric, get_metric, list_metrics
+from ragmeter.metrics.base import Metric
+from ragmeter.metrics.registry import get_metric, list_metrics
 from ragmeter.run.config import RunConfig
 from ragmeter.run.runner import aevaluate, check_judge_supports, resolve_judge
 from ragmeter.run.sync import run_sync

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmeter.metrics.base import resolve_metrics
+from ragmeter.metrics.registry import resolve_metrics
 
 
 @dataclass

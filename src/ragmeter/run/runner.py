@@ -17,7 +17,8 @@ from ragmeter.dataset.keys import sample_keys
 from ragmeter.dataset.sample import Dataset
 from ragmeter.errors import ConfigError, DatasetError, RagmeterError, RunError, UnsupportedStepError, add_note
 from ragmeter.judges.base import Judge
-from ragmeter.metrics.base import Metric, resolve_metrics
+from ragmeter.metrics.base import Metric
+from ragmeter.metrics.registry import resolve_metrics
 from ragmeter.run.config import RunConfig
 from ragmeter.run.executor import COMMIT_GROUP_ROWS, Job, apply_run_concurrency, run_jobs
 from ragmeter.run.result import Result
