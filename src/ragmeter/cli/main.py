@@ -15,6 +15,7 @@ from ragmeter.cli.agreement import agreement_cmd
 from ragmeter.cli.compare import compare_cmd
 from ragmeter.cli.evaluate import evaluate_cmd
 from ragmeter.cli.generate import generate_cmd
+from ragmeter.cli.labels import labels_group
 from ragmeter.cli.metrics import metrics_cmd
 from ragmeter.cli.report import report_cmd
 from ragmeter.cli.runs import runs_group
@@ -34,6 +35,7 @@ cli.add_command(evaluate_cmd)
 cli.add_command(runs_group)
 cli.add_command(metrics_cmd)
 cli.add_command(agreement_cmd)
+cli.add_command(labels_group)
 cli.add_command(generate_cmd)
 cli.add_command(report_cmd)
 cli.add_command(compare_cmd)

@@ -8,9 +8,13 @@ JSONL, one record a line, in one of two shapes (``data/README.md``):
 * **point**: ``{"id", "aspect", "kind": "point", <sample fields>, "label": 0..1,
   "label_kind": "binary"|"graded"}``. Binary labels are 0 or 1; graded labels lie in [0, 1].
 
-``aspect`` is one of :data:`ASPECTS`. Sample fields use the same column names as datasets (ours,
-Ragas, LlamaIndex). Other keys (``note``...) go to the samples' metadata. A record without an
-``id`` gets its line number.
+``aspect`` is one of :data:`ASPECTS`; a record may name the metric instead (``"metric":
+"faithfulness"``, any metric name), or both, and then that metric scores it. Sample fields use the
+same column names as datasets (ours, Ragas, LlamaIndex). Other keys (``note``...) go to the
+samples' metadata. A record without an ``id`` gets its line number.
+
+**Labels of a run** (``ragmeter labels import``) are point records keyed by the id of one of the
+run's samples, read by the same loop (:func:`read_records`) in :mod:`ragmeter.dataset.labels`.
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ragmeter.dataset.columns import ColumnResolver
 from ragmeter.dataset.readers import read_json, read_jsonl
@@ -34,11 +38,20 @@ ASPECTS: tuple[str, ...] = ("faithfulness", "answer_relevance", "context_relevan
 KINDS: tuple[str, ...] = ("pair", "point")
 LABEL_KINDS: tuple[str, ...] = ("binary", "graded")
 VARIANTS: tuple[str, ...] = ("a", "b")
+#: how a labelled sample was chosen: the next of the run's seeded draw, or by hand
+DRAWN: tuple[str, ...] = ("random", "picked")
 
 #: Keys that describe the judgement rather than the sample.
-JUDGEMENT_KEYS: tuple[str, ...] = ("id", "aspect", "kind", "a", "b", "preferred", "label", "label_kind")
+JUDGEMENT_KEYS: tuple[str, ...] = (
+    "id", "aspect", "metric", "kind", "a", "b", "preferred", "label", "label_kind",
+)  # fmt: skip
+#: Keys that describe a label rather than the sample it labels.
+LABEL_KEYS: tuple[str, ...] = (
+    "id", "aspect", "metric", "kind", "label", "label_kind", "drawn", "labeller", "created_at",
+)  # fmt: skip
 
 _SUFFIXES = (".jsonl", ".ndjson", ".json")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,7 +61,8 @@ class Judgement:
     pair: ``sample_a`` and ``sample_b`` (ids ``"<id>/a"``, ``"<id>/b"``), ``preferred`` is ``"a"`` or
     ``"b"``, ``sample``/``label``/``label_kind`` are None.
     point: ``sample`` (id ``"<id>"``, also in ``sample_a``), ``label`` and ``label_kind``; ``sample_b``
-    and ``preferred`` are None.
+    and ``preferred`` are None. A record that names a ``metric`` and no ``aspect`` has the metric's
+    name as its ``aspect``.
     Each sample's metadata holds ``judgement_id``, ``aspect``, ``kind`` (and ``variant``, ``preferred``
     for pairs; ``label``, ``label_kind`` for points) plus the record's extra keys.
     """
@@ -64,6 +78,8 @@ class Judgement:
     sample: Sample | None
     row: int
     file: str | None = None
+    #: the metric the record names (``"metric"``), else None: the aspect's metric scores it
+    metric: str | None = None
 
     @property
     def samples(self) -> tuple[Sample, ...]:
@@ -93,8 +109,12 @@ class Judgements(list[Judgement]):
 
 
 def is_judgement_record(record: Any) -> bool:
-    """True for a dict with ``kind`` ``pair``/``point`` and an ``aspect``."""
-    return isinstance(record, Mapping) and record.get("kind") in KINDS and "aspect" in record
+    """True for a dict with ``kind`` ``pair``/``point`` and an ``aspect`` or a ``metric``."""
+    return (
+        isinstance(record, Mapping)
+        and record.get("kind") in KINDS
+        and ("aspect" in record or "metric" in record)
+    )
 
 
 def is_judgement_file(path: str | Path) -> bool:
@@ -126,8 +146,15 @@ def _field_in(override: Mapping[str, Any], name: str | None, variant: str) -> st
     return f"{variant}.{name}" if root in override else name
 
 
-def _label(record: Mapping[str, Any], *, file: str | None, row: int) -> tuple[float, str]:
+def label_value(
+    record: Mapping[str, Any], *, file: str | None, row: int, infer_kind: bool = False
+) -> tuple[float, str]:
+    """The record's label and label kind. ``infer_kind``: a missing ``label_kind`` is binary for a
+    label of 0 or 1 and graded otherwise (label records); else it is required (judgement files)."""
     kind = record.get("label_kind")
+    if kind is None and infer_kind:
+        value = record.get("label")
+        kind = "binary" if isinstance(value, (bool, int, float)) and value in (0, 1) else "graded"
     if kind not in LABEL_KINDS:
         what = "missing label_kind" if kind is None else f"unknown label_kind {kind!r}"
         raise DatasetError(
@@ -152,6 +179,20 @@ def _label(record: Mapping[str, Any], *, file: str | None, row: int) -> tuple[fl
     return label, str(kind)
 
 
+def metric_name(record: Mapping[str, Any], *, file: str | None, row: int) -> str | None:
+    metric = record.get("metric")
+    if metric is None:
+        return None
+    if not isinstance(metric, str) or not metric.strip():
+        raise DatasetError(
+            f"expected a metric name, got {type(metric).__name__} {metric!r}",
+            file=file,
+            row=row,
+            field="metric",
+        )
+    return metric.strip()
+
+
 def judgement_from_record(
     record: Mapping[str, Any], *, row: int, file: str | None = None, resolver: ColumnResolver | None = None
 ) -> Judgement:
@@ -164,27 +205,35 @@ def judgement_from_record(
     if kind not in KINDS:
         what = "missing kind" if kind is None else f"unknown kind {kind!r}"
         raise DatasetError(f"{what}; expected one of {', '.join(KINDS)}", file=file, row=row, field="kind")
+    metric = metric_name(record, file=file, row=row)
     aspect = record.get("aspect")
-    if aspect not in ASPECTS:
+    if aspect is None and metric is not None:
+        aspect = metric
+    elif aspect not in ASPECTS:
         what = "missing aspect" if aspect is None else f"unknown aspect {aspect!r}"
         raise DatasetError(
-            f"{what}; expected one of {', '.join(ASPECTS)}", file=file, row=row, field="aspect"
+            f"{what}; expected one of {', '.join(ASPECTS)} (or name a metric)",
+            file=file,
+            row=row,
+            field="aspect",
         )
     base = {k: v for k, v in record.items() if k not in JUDGEMENT_KEYS}
     meta: dict[str, Any] = {"judgement_id": jid, "aspect": aspect, "kind": kind}
+    if metric is not None:
+        meta["metric"] = metric
 
     if kind == "point":
         for key in ("a", "b", "preferred"):
             if key in record:
                 raise DatasetError(f"{key!r} belongs to a pair, not a point", file=file, row=row, field=key)
-        label, label_kind = _label(record, file=file, row=row)
+        label, label_kind = label_value(record, file=file, row=row)
         sample = to_sample(base, row=row, file=file, resolver=resolver)
         sample = dataclasses.replace(
             sample, id=jid, metadata={**sample.metadata, **meta, "label": label, "label_kind": label_kind}
         )
         return Judgement(
             id=jid, aspect=str(aspect), kind="point", label_kind=label_kind, label=label, preferred=None,
-            sample_a=sample, sample_b=None, sample=sample, row=row, file=file,
+            sample_a=sample, sample_b=None, sample=sample, row=row, file=file, metric=metric,
         )  # fmt: skip
 
     preferred = record.get("preferred")
@@ -226,7 +275,7 @@ def judgement_from_record(
         )
     return Judgement(
         id=jid, aspect=str(aspect), kind="pair", label_kind=None, label=None, preferred=str(preferred),
-        sample_a=samples["a"], sample_b=samples["b"], sample=None, row=row, file=file,
+        sample_a=samples["a"], sample_b=samples["b"], sample=None, row=row, file=file, metric=metric,
     )  # fmt: skip
 
 
@@ -247,18 +296,24 @@ def _items(data: str | Path | Iterable[Mapping[str, Any]]) -> tuple[str, Iterato
     return "<records>", enumerate(data, 1)
 
 
-def load_judgements(
-    data: str | Path | Iterable[Mapping[str, Any]], *, strict: bool = False, limit: int | None = None
-) -> Judgements:
-    """Read a judgement file (or records). Bad rows are skipped and listed in ``problems``;
-    ``strict=True`` raises :class:`DatasetErrors` listing all of them. No usable row at all is a
-    DatasetError either way. Duplicate ids: the later row is a problem."""
+def read_records(
+    data: str | Path | Iterable[Mapping[str, Any]],
+    parse: Callable[[Any, int, str | None], _T],
+    key: Callable[[_T], Any],
+    describe: Callable[[_T], str],
+    *,
+    what: str,
+    strict: bool,
+    limit: int | None,
+) -> tuple[str, list[_T], list[DatasetError]]:
+    """The one reading loop of judgement and label files: each record parsed (a bad one is a
+    problem naming its row and field, and skipped), the later of two records with the same
+    ``key`` a problem, ``strict`` raising every problem at once, no usable record a DatasetError."""
     source, items = _items(data)
     file = source if source != "<records>" else None
-    resolver = ColumnResolver()
-    out: list[Judgement] = []
+    out: list[_T] = []
     problems: list[DatasetError] = []
-    seen: dict[str, int] = {}
+    seen: dict[Any, int] = {}
     for row, record in items:
         if limit is not None and len(out) >= limit:
             break
@@ -266,36 +321,55 @@ def load_judgements(
             problems.append(record)
             continue
         try:
-            judgement = judgement_from_record(record, row=row, file=file, resolver=resolver)
+            item = parse(record, row, file)
         except DatasetError as exc:
             problems.append(exc)
             continue
-        if judgement.id in seen:
+        k = key(item)
+        if k in seen:
             problems.append(
                 DatasetError(
-                    f"duplicate id {judgement.id!r} (first at row {seen[judgement.id]})",
-                    file=file,
-                    row=row,
-                    field="id",
+                    f"duplicate {describe(item)} (first at row {seen[k]})", file=file, row=row, field="id"
                 )
             )
             continue
-        seen[judgement.id] = row
-        out.append(judgement)
+        seen[k] = row
+        out.append(item)
     if strict and problems:
         raise DatasetErrors(problems, file=file)
     if not out:
         if problems:
             raise DatasetErrors(
-                problems, file=file, summary=f"no usable judgement: all {len(problems)} rows are bad"
+                problems, file=file, summary=f"no usable {what}: all {len(problems)} rows are bad"
             )
-        raise DatasetError("no judgement records found", file=file)
+        raise DatasetError(f"no {what} records found", file=file)
+    return source, out, problems
+
+
+def load_judgements(
+    data: str | Path | Iterable[Mapping[str, Any]], *, strict: bool = False, limit: int | None = None
+) -> Judgements:
+    """Read a judgement file (or records). Bad rows are skipped and listed in ``problems``;
+    ``strict=True`` raises :class:`DatasetErrors` listing all of them. No usable row at all is a
+    DatasetError either way. Duplicate ids: the later row is a problem."""
+    resolver = ColumnResolver()
+    source, out, problems = read_records(
+        data,
+        lambda record, row, file: judgement_from_record(record, row=row, file=file, resolver=resolver),
+        lambda j: j.id,
+        lambda j: f"id {j.id!r}",
+        what="judgement",
+        strict=strict,
+        limit=limit,
+    )
     return Judgements(out, source=source, problems=problems)
 
 
 __all__ = [
     "ASPECTS",
+    "DRAWN",
     "KINDS",
+    "LABEL_KEYS",
     "LABEL_KINDS",
     "Judgement",
     "Judgements",

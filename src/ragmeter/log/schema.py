@@ -8,15 +8,23 @@ Tables::
     problems(run_id, seq, file, row, field, message)       PK (run_id, seq)
     scores(run_id, idx, metric, value, reason, details JSON, error_kind, error_message, error_raw,
            usage JSON, calls JSON, duration_s, created_at) PK (run_id, idx, metric)
+    labels(run_id, idx, metric, value, label_kind, drawn, labeller, created_at)
+                                                           PK (run_id, idx, metric)
+    label_draws(run_id PK, seed, created_at)
 
 Timestamps are ISO 8601 strings in UTC (``2024-05-01T12:00:00.123456+00:00``).
 ``idx`` is the sample's position in the dataset that was run (0-based). ``key`` is the sample's
 stable key (:mod:`ragmeter.dataset.keys`), what ``compare`` matches two runs by.
 
+``labels`` holds people's labels of a run's samples (value in [0, 1], ``label_kind`` binary or
+graded, ``drawn`` random or picked); ``label_draws`` the seed of a run's draw of samples to label
+(:mod:`ragmeter.log.labels`).
+
 Schema versions: 1 had no ``samples.key``; opening a version-1 file adds the column (NULL for the
 runs already recorded: :meth:`~ragmeter.log.store.RunStore.load_keys` derives their keys from the
-stored samples) and marks the file version 2. A file of a newer version than this code reads is
-refused.
+stored samples) and marks the file version 2. Version 2 had no labels; opening a version-2 (or 1)
+file adds the two tables and marks it version 3. A file of a newer version than this code reads
+is refused.
 """
 
 from __future__ import annotations
@@ -25,11 +33,12 @@ import sqlite3
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ragmeter.errors import RunError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: how long a writer or reader waits for another process's lock before failing
 BUSY_TIMEOUT_MS = 30_000
 
@@ -76,12 +85,37 @@ CREATE TABLE IF NOT EXISTS scores (
 );
 """
 
+#: the tables of version 3 (people's labels and the draw); also the migration from version 2
+LABEL_TABLES = """
+CREATE TABLE IF NOT EXISTS labels (
+    run_id     TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    idx        INTEGER NOT NULL,
+    metric     TEXT NOT NULL,
+    value      REAL NOT NULL CHECK (value >= 0 AND value <= 1),
+    label_kind TEXT NOT NULL CHECK (label_kind IN ('binary', 'graded')),
+    drawn      TEXT NOT NULL CHECK (drawn IN ('random', 'picked')),
+    labeller   TEXT,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, idx, metric)
+);
+CREATE TABLE IF NOT EXISTS label_draws (
+    run_id     TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
+    seed       INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+);
+"""
+
 
 INSERT_SCORE = (
     "INSERT OR REPLACE INTO scores (run_id, idx, metric, value, reason, details, error_kind, "
     "error_message, error_raw, usage, calls, duration_s, created_at) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+def utc_now() -> str:
+    """The time now as the store writes it: ISO 8601 in UTC, with microseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
 #: a function that opens one write transaction (``RunStore._tx``)
@@ -119,7 +153,7 @@ def prepare(conn: sqlite3.Connection, path: Path, tx: Transaction) -> None:
             c.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
             row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
             if row is None or row[0] is None:
-                for stmt in SCHEMA.split(";"):
+                for stmt in (SCHEMA + LABEL_TABLES).split(";"):
                     if stmt.strip():
                         c.execute(stmt)
                 c.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
@@ -128,6 +162,9 @@ def prepare(conn: sqlite3.Connection, path: Path, tx: Transaction) -> None:
                 version = int(row[0])
     if version == 1:
         migrate_1_to_2(tx)
+        version = 2
+    if version == 2:
+        migrate_2_to_3(tx)
     elif version > SCHEMA_VERSION:
         raise RunError(
             f"{path} was written by a newer ragmeter (run store schema {version}; this version "
@@ -144,6 +181,17 @@ def migrate_1_to_2(tx: Transaction) -> None:
             c.execute("UPDATE schema_version SET version = 2")
 
 
+def migrate_2_to_3(tx: Transaction) -> None:
+    """Version 2 -> 3: the ``labels`` and ``label_draws`` tables (empty)."""
+    with tx() as c:
+        row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        if row is not None and row[0] == 2:  # another process may have migrated meanwhile
+            for stmt in LABEL_TABLES.split(";"):
+                if stmt.strip():
+                    c.execute(stmt)
+            c.execute("UPDATE schema_version SET version = 3")
+
+
 def read_version(conn: sqlite3.Connection) -> int | None:
     """The file's schema version; None for a file without one (new)."""
     exists = conn.execute(
@@ -158,10 +206,13 @@ def read_version(conn: sqlite3.Connection) -> int | None:
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "INSERT_SCORE",
+    "LABEL_TABLES",
     "SCHEMA",
     "SCHEMA_VERSION",
     "enable_wal",
     "migrate_1_to_2",
+    "migrate_2_to_3",
     "prepare",
     "read_version",
+    "utc_now",
 ]

@@ -37,7 +37,8 @@ from ragmeter.dataset.keys import sample_keys
 from ragmeter.dataset.sample import Sample
 from ragmeter.errors import DatasetError, RunError
 from ragmeter.judges.types import CallRecord, Usage
-from ragmeter.log.schema import BUSY_TIMEOUT_MS, INSERT_SCORE, prepare
+from ragmeter.log.labels import LabelsMixin
+from ragmeter.log.schema import BUSY_TIMEOUT_MS, INSERT_SCORE, prepare, utc_now
 from ragmeter.log.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported (its old home)
 from ragmeter.log.serialize import call_to_dict, dumps, loads
 from ragmeter.metrics.base import Score
@@ -49,8 +50,7 @@ STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed")
 #: a run is not started (or resumed) with less free space than this on the store's disk
 MIN_FREE_BYTES = 16 * 1024 * 1024
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+_now = utc_now
 
 
 def new_run_id() -> str:
@@ -93,9 +93,10 @@ class ScoreRow:
     duration_s: float
 
 
-class RunStore:
+class RunStore(LabelsMixin):
     """Run records in ``<directory>/runs.sqlite``. Synchronous; use from one thread at a time
     (an internal lock makes accidental use from several threads safe). Each write commits at once.
+    People's labels of a run and its draw of samples to label: :class:`~ragmeter.log.labels.LabelsMixin`.
 
     Use as a context manager or call :meth:`close`.
     """
@@ -322,7 +323,7 @@ class RunStore:
         rid = self.get_run(run_id).run_id
         self._known_runs.discard(rid)
         with self._tx() as c:
-            for table in ("scores", "problems", "samples", "runs"):
+            for table in ("labels", "label_draws", "scores", "problems", "samples", "runs"):
                 c.execute(f"DELETE FROM {table} WHERE run_id = ?", (rid,))
 
     # ------------------------------------------------------------------ samples and problems

@@ -18,18 +18,14 @@ from ragmeter.errors import ConfigError
 from ragmeter.metrics.base import Metric
 from ragmeter.metrics.registry import get_metric, list_metrics
 from ragmeter.run.config import RunConfig
+from ragmeter.run.labels import ASPECT_METRICS
 from ragmeter.run.runner import aevaluate, check_judge_supports, resolve_judge
 from ragmeter.run.sync import run_sync
 
-#: aspect of a judgement -> the metrics that measure it, in order of preference: the first one whose
-#: steps the judge supports is used (correctness: LlamaIndex's graded ``correctness`` for an LLM judge,
-#: ``answer_correctness`` for a judge that cannot ``grade``)
-ASPECT_METRICS: dict[str, tuple[str, ...]] = {
-    "faithfulness": ("faithfulness",),
-    "answer_relevance": ("answer_relevance",),
-    "context_relevance": ("context_relevance",),
-    "correctness": ("correctness", "answer_correctness", "factual_correctness"),
-}
+# ASPECT_METRICS (run/labels.py): aspect of a judgement -> the metrics that measure it, in order of
+# preference: the first one whose steps the judge supports is used (correctness: LlamaIndex's graded
+# ``correctness`` for an LLM judge, ``answer_correctness`` for a judge that cannot ``grade``). A record
+# that names its ``metric`` is scored with that metric.
 
 
 @dataclass(frozen=True)
@@ -90,21 +86,22 @@ async def aagreement(
     for f in files:
         loaded.append((str(f), list(load_judgements(f, limit=limit))))
     # Check every (aspect -> metric) before any call.
-    groups: dict[tuple[str, str, str], list[Any]] = {}
-    metrics: dict[str, Metric] = {}
+    groups: dict[tuple[str, str, str, str], list[Any]] = {}
+    metrics: dict[tuple[str, str], Metric] = {}
     for fname, judgements in loaded:
         for j in judgements:
             kind = "pair" if j.kind == "pair" else (j.label_kind or "binary")
-            groups.setdefault((fname, j.aspect, kind), []).append(j)
-            if j.aspect not in metrics:
-                metrics[j.aspect] = metric_for_aspect(j.aspect, metric, the_judge)
+            named = metric or j.metric or ""  # --metric, else the record's own metric, else the aspect's
+            groups.setdefault((fname, j.aspect, named, kind), []).append(j)
+            if (j.aspect, named) not in metrics:
+                metrics[j.aspect, named] = metric_for_aspect(j.aspect, named or None, the_judge)
     check_judge_supports(list(metrics.values()), the_judge)
 
     reports: list[AgreementReport] = []
     owns_judge = judge is None or isinstance(judge, str)
     try:
-        for (fname, aspect, kind), items in groups.items():
-            m = metrics[aspect]
+        for (fname, aspect, named, kind), items in groups.items():
+            m = metrics[aspect, named]
             samples: list[Sample] = []
             for j in items:
                 if kind == "pair":

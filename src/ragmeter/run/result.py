@@ -22,7 +22,9 @@ from ragmeter.metrics.base import Score
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ragmeter.log.labels import Label
     from ragmeter.log.store import ScoreRow
+    from ragmeter.run.labels import LabelImport
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class Result:
         self._rows: dict[tuple[int, str], ScoreRow] = {(r.idx, r.metric): r for r in rows}
         self._bootstrap_resamples = bootstrap_resamples
         self._summaries: dict[str, MetricSummary] | None = None
+        self._labels: dict[tuple[int, str], Label] = {}  # a run without a store keeps its labels here
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -174,6 +177,55 @@ class Result:
         cfg = self.meta.get("judge", {}).get("config", {}) or {}
         u = self.usage
         return price(cfg, u.prompt_tokens, u.completion_tokens, u.cached_tokens)
+
+    # -- labels --------------------------------------------------------------------------------
+    @property
+    def labels(self) -> list[Label]:
+        """People's labels of this run's samples (:class:`~ragmeter.log.labels.Label`: sample
+        ``idx``, ``metric``, ``value``, ``label_kind``, ``drawn``, ``labeller``, ``created_at``), by
+        sample then metric. Read from the run store at each access (a labelling page may be adding
+        to it); a run without a store has the labels :meth:`add_labels` gave it."""
+        if self.store_dir is None:
+            return [self._labels[k] for k in sorted(self._labels)]
+        from ragmeter.log.store import RunStore
+
+        with RunStore(self.store_dir) as store:
+            return store.list_labels(self.run_id)
+
+    def add_labels(
+        self,
+        labels: str | Path | Iterable[Mapping[str, Any]],
+        *,
+        drawn: str = "picked",
+        labeller: str | None = None,
+    ) -> LabelImport:
+        """Add people's labels: a label file (JSONL/JSON, what ``ragmeter labels import`` reads) or
+        label records (``{"id": ..., "metric": ..., "label": ...}``, optional ``label_kind``,
+        ``drawn``, ``labeller``, ``created_at``; see docs/runs.md, "Labels"). ``drawn`` and ``labeller``
+        apply to records that do not say. A record whose id, metric or label does not fit the run
+        is skipped and listed in the returned :class:`~ragmeter.run.labels.LabelImport`'s
+        ``problems``; a label replaces the one stored for the same (sample, metric). Written to the
+        run store when the run has one."""
+        from ragmeter.run.labels import LabelImport, read_label_file
+
+        found, problems, source = read_label_file(
+            labels,
+            samples=self.samples,
+            keys=self.keys,
+            metrics=self.metric_names,
+            drawn=drawn,
+            labeller=labeller,
+        )
+        if self.store_dir is None:
+            replaced = sum(1 for lab in found if (lab.idx, lab.metric) in self._labels)
+            self._labels.update({(lab.idx, lab.metric): lab for lab in found})
+        else:
+            from ragmeter.log.store import RunStore
+
+            with RunStore(self.store_dir) as store:
+                replaced = store.put_labels(self.run_id, found)
+        self._summaries = None
+        return LabelImport(tuple(found), replaced, tuple(problems), source)
 
     # -- aggregates ----------------------------------------------------------------------------
     def summary(self) -> dict[str, MetricSummary]:
