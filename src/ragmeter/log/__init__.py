@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ragmeter.log.labels import DrawProgress, Label, LabelDraw
 from ragmeter.log.schema import SCHEMA_VERSION
 from ragmeter.log.store import STATUSES, RunInfo, RunStore, ScoreRow, new_run_id
 
@@ -22,6 +23,9 @@ def default_store_dir() -> Path:
 __all__ = [
     "SCHEMA_VERSION",
     "STATUSES",
+    "DrawProgress",
+    "Label",
+    "LabelDraw",
     "RunInfo",
     "RunStore",
     "ScoreRow",
