@@ -35,8 +35,12 @@ from typing import Any
 from ragmeter.dataset.sample import SAMPLE_FIELDS
 from ragmeter.errors import ConfigError
 
-#: Fields a column can be mapped to: the sample fields plus ``id``.
-MAPPABLE_FIELDS: tuple[str, ...] = ("id", *SAMPLE_FIELDS)
+#: Fields a column can be mapped to: ``id`` and the sample fields a row's columns fill (a
+#: conversation's messages are read from their own columns: ragmeter.dataset.conversations).
+MAPPABLE_FIELDS: tuple[str, ...] = (
+    "id",
+    *(f for f in SAMPLE_FIELDS if f not in ("messages", "history", "system_prompt")),
+)
 
 #: For each field, the column names read for it, highest precedence first.
 FIELD_ALIASES: dict[str, tuple[str, ...]] = {

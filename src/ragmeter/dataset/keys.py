@@ -12,6 +12,12 @@ A sample's key is stored with it in the run record. It is
   two versions of a pipeline answering the same questions are matched however their answers
   and contexts differ.
 
+Conversations (:mod:`ragmeter.dataset.conversations`): a conversation sample's key is ``id:<id>``
+when the data names the conversation, else ``ch:<hash>`` over its user messages (normalised, joined
+by U+001F); a turn's key is its conversation's key with ``/turn:<n>`` appended (``id:c7/turn:3``),
+so ``compare`` matches turns by conversation and turn index. A turn whose conversation sample is
+not among the samples keyed is hashed over its history's user messages and its question.
+
 A row number is never a key: without an id column the loader names a sample by its row
 (``Sample.id == "3"``), which changes when a row is added or removed above it.
 
@@ -24,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from ragmeter.dataset.sample import Sample
 
@@ -45,10 +51,34 @@ def text_key(question: str | None, reference: str | None) -> str:
     return "qr:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
 
 
-def sample_key(sample: Sample, *, id_from_data: bool = True) -> str:
+def conversation_text_key(user_messages: Sequence[str]) -> str:
+    """``ch:`` + 32 hex digits of SHA-256 over a conversation's normalised user messages."""
+    payload = _SEPARATOR.join(normalize_key_text(m) for m in user_messages)
+    return "ch:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+def _user_texts(sample: Sample) -> list[str]:
+    if sample.messages is not None:
+        return [m.content for m in sample.messages if m.role == "user" and m.content.strip()]
+    return [m.content for m in sample.history or () if m.role == "user"] + [sample.question]
+
+
+def sample_key(
+    sample: Sample, *, id_from_data: bool = True, conversation_keys: Mapping[str, str] | None = None
+) -> str:
     """The key of one sample (without the ``#n`` suffix of a repeat; see :func:`sample_keys`).
 
-    ``id_from_data=False`` says the sample's id is the loader's row number, not the data's."""
+    ``id_from_data=False`` says the sample's id is the loader's row number, not the data's.
+    ``conversation_keys``: the keys of the conversations a turn may belong to, by conversation id."""
+    if sample.conversation_id is not None:
+        cid = str(sample.conversation_id)
+        if sample.turn is None:
+            base = "id:" + cid if id_from_data and cid.strip() else conversation_text_key(_user_texts(sample))
+            return base
+        base = (conversation_keys or {}).get(cid) or (
+            "id:" + cid if id_from_data and cid.strip() else conversation_text_key(_user_texts(sample))
+        )
+        return f"{base}/turn:{sample.turn}"
     if id_from_data and sample.id is not None and str(sample.id).strip():
         return "id:" + str(sample.id)
     return text_key(sample.question, sample.reference)
@@ -59,7 +89,15 @@ def sample_keys(samples: Sequence[Sample], generated_ids: Collection[str] = ()) 
 
     ``generated_ids``: ids the loader filled in from row numbers (``LoadedDataset.generated_ids``);
     those samples are keyed by their text."""
-    return number_repeats([sample_key(s, id_from_data=s.id not in generated_ids) for s in samples])
+    generated = set(generated_ids)
+    conversations = {
+        str(s.conversation_id): sample_key(s, id_from_data=s.id not in generated)
+        for s in samples
+        if s.conversation_id is not None and s.turn is None
+    }
+    return number_repeats(
+        [sample_key(s, id_from_data=s.id not in generated, conversation_keys=conversations) for s in samples]
+    )
 
 
 def number_repeats(keys: Sequence[str]) -> list[str]:
@@ -73,4 +111,11 @@ def number_repeats(keys: Sequence[str]) -> list[str]:
     return out
 
 
-__all__ = ["normalize_key_text", "number_repeats", "sample_key", "sample_keys", "text_key"]
+__all__ = [
+    "conversation_text_key",
+    "normalize_key_text",
+    "number_repeats",
+    "sample_key",
+    "sample_keys",
+    "text_key",
+]

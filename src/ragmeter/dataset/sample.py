@@ -1,4 +1,5 @@
-"""The unit of evaluation: one question, what was retrieved, what was answered."""
+"""The unit of evaluation: one question, what was retrieved, what was answered -- or one
+conversation (see :mod:`ragmeter.dataset.messages` for the conversation and turn samples)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-#: Fields a metric may declare in ``Metric.requires``.
+from ragmeter.dataset.messages import ChatMessage, as_messages, system_prompt
+
+#: Fields a metric may declare in ``Metric.requires``. ``messages`` and ``history`` are a
+#: conversation's and a turn's messages; ``system_prompt`` is derived from ``messages`` (the text of
+#: its system messages: the role a conversation gives the assistant).
 SAMPLE_FIELDS: tuple[str, ...] = (
     "question",
     "contexts",
@@ -17,7 +22,16 @@ SAMPLE_FIELDS: tuple[str, ...] = (
     "reference_contexts",
     "context_ids",
     "reference_context_ids",
+    "messages",
+    "history",
+    "system_prompt",
 )
+#: The fields a conversation gives its samples; ``to_dict`` leaves them out while they are None, so
+#: a plain sample's record (and the dataset hash) is what it was before conversations existed.
+CONVERSATION_FIELDS: tuple[str, ...] = ("conversation_id", "turn", "history", "messages")
+#: What a sample is scored as: a ``"sample"`` (a plain sample or a turn of a conversation) or a
+#: ``"conversation"`` (a sample with ``messages``). A metric scores the samples of its ``level``.
+LEVELS: tuple[str, ...] = ("sample", "conversation")
 
 
 @dataclass(frozen=True)
@@ -26,6 +40,11 @@ class Sample:
 
     ``id`` is the sample's id from the data (or its row number as a string when the data has none).
     ``metadata`` holds every input column that is not one of the fields above.
+
+    Conversations (:mod:`ragmeter.dataset.messages`): ``conversation_id`` names the conversation a
+    sample belongs to; ``turn`` is a turn sample's index in it (1-based, the n-th user message; None
+    for the conversation sample); ``history`` is a turn's earlier user and assistant messages;
+    ``messages`` is the whole conversation, on the conversation sample only.
     """
 
     question: str = ""
@@ -37,6 +56,10 @@ class Sample:
     reference_context_ids: tuple[str, ...] | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     id: str | None = None
+    conversation_id: str | None = None
+    turn: int | None = None
+    history: tuple[ChatMessage, ...] | None = None
+    messages: tuple[ChatMessage, ...] | None = None
 
     def __post_init__(self) -> None:
         # Accept lists from callers and store tuples so the sample stays immutable.
@@ -44,6 +67,22 @@ class Sample:
             value = getattr(self, name)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
+        for name in ("history", "messages"):
+            value = getattr(self, name)
+            if value is not None and (
+                not isinstance(value, tuple) or any(not isinstance(m, ChatMessage) for m in value)
+            ):
+                object.__setattr__(self, name, as_messages(value))
+
+    @property
+    def level(self) -> str:
+        """``"conversation"`` for a conversation sample (it has ``messages``), else ``"sample"``."""
+        return "conversation" if self.messages is not None else "sample"
+
+    @property
+    def system_prompt(self) -> str:
+        """The text of the conversation's system messages ("" when there is none)."""
+        return system_prompt(self.messages)
 
     def has(self, name: str) -> bool:
         """True when field ``name`` holds usable content (non-empty text or a non-empty list)."""
@@ -60,7 +99,12 @@ class Sample:
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, tuple):
+            if f.name in CONVERSATION_FIELDS:
+                if value is None:
+                    continue
+                if f.name in ("history", "messages"):
+                    value = [m.to_dict() for m in value]
+            elif isinstance(value, tuple):
                 value = list(value)
             elif f.name == "metadata":
                 value = dict(value)

@@ -13,6 +13,10 @@ A judgement file (``data/README.md`` format) is expanded: a point becomes one sa
 judgement's id, a pair two samples with ids ``"<id>/a"`` and ``"<id>/b"``; the metadata carries
 ``judgement_id``, ``aspect``, ``kind``, ``variant``, ``preferred`` / ``label``, ``label_kind``.
 
+A conversation row (the OpenAI chat format, a Ragas ``MultiTurnSample``, a DeepEval conversational
+test case; :mod:`ragmeter.dataset.conversations`) becomes a conversation sample and one sample per
+answered turn with contexts; ``limit`` counts it as one row.
+
 Bad rows: by default each is skipped and its :class:`DatasetError` (file, row, field) is kept in
 ``Dataset.problems``; ``strict=True`` raises :class:`DatasetErrors` listing every problem. A source
 with no usable row raises either way. Duplicate ids: the later row is a problem.
@@ -20,12 +24,14 @@ with no usable row raises either way. Duplicate ids: the later row is a problem.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ragmeter.dataset.columns import ColumnResolver, check_mapping
+from ragmeter.dataset.conversations import conversation_format, read_conversation
 from ragmeter.dataset.judgements import Judgements, is_judgement_record, load_judgements
 from ragmeter.dataset.readers import (
     Item,
@@ -55,9 +61,12 @@ class _Judgements(Exception):
 
 
 def _dump(obj: Any) -> Any:
-    """A record from a model object: pydantic v2 ``model_dump()``, v1 ``dict()``; else unchanged."""
+    """A record from a model object: pydantic v2 ``model_dump()``, v1 ``dict()``, a dataclass's
+    fields (DeepEval's older test cases); else unchanged."""
     if isinstance(obj, (Mapping, Sample)):
         return obj
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.asdict(obj)
     dump = getattr(obj, "model_dump", None)
     if callable(dump):
         return dump()
@@ -118,6 +127,10 @@ def _items_for(data: Any) -> tuple[str, Path | None, Iterator[Item]]:
         records = records_from_json_value(dict(data), "<records>")
         return "<records>", None, iter(enumerate(records, 1))
     label = f"<{type(data).__name__}>"
+    if callable(getattr(data, "model_dump", None)) and (
+        hasattr(data, "user_input") or hasattr(data, "turns")
+    ):  # one Ragas MultiTurnSample / DeepEval ConversationalTestCase (a pydantic model iterates its fields)
+        return label, None, _model_items([data])
     examples = getattr(data, "examples", None)  # LlamaIndex LabelledRagDataset
     if isinstance(examples, (list, tuple)):
         return label, None, _model_items(examples)
@@ -254,8 +267,9 @@ def _collect(
     columns: dict[str, None] = {}
     seen_ids: dict[str, int] = {}
     first = True
+    n_rows = 0
     for row, record in items:
-        if limit is not None and len(out) >= limit:
+        if limit is not None and n_rows >= limit:
             break
         if isinstance(record, DatasetError):
             problems.append(record)
@@ -264,37 +278,50 @@ def _collect(
             first = False
             if detect and is_judgement_record(record):
                 raise _Judgements()
+        from_data = True
         try:
             if isinstance(record, Sample):
                 if resolver.mapping:
                     raise ConfigError("a column mapping applies to tables and records, not to Sample objects")
-                sample = check_sample(record, row=row, file=source, required_fields=required)
+                samples = [check_sample(record, row=row, file=source, required_fields=required)]
                 id_field = "id"
+            elif isinstance(record, Mapping) and conversation_format(record) is not None:
+                columns.update(dict.fromkeys(str(k) for k in record))
+                samples, from_data = read_conversation(
+                    record, row=row, file=source, id_column=resolver.mapping.get("id")
+                )
+                id_field = resolver.mapping.get("id", "id")
             else:
                 if isinstance(record, Mapping):
                     columns.update(dict.fromkeys(str(k) for k in record))
-                sample = to_sample(record, row=row, file=source, resolver=resolver, required_fields=required)
+                samples = [to_sample(record, row=row, file=source, resolver=resolver, required_fields=required)]
                 id_field = (
                     resolver.plan(list(record)).get("id", "id") if isinstance(record, Mapping) else "id"
                 )
+                from_data = _has_id(record, resolver)
         except DatasetError as exc:
             problems.append(exc)
             continue
-        sid = str(sample.id)
-        if sid in seen_ids:
+        if isinstance(record, Sample):
+            from_data = _has_id(record, resolver)
+        repeated = next((str(s.id) for s in samples if str(s.id) in seen_ids), None)
+        if repeated is not None:
             problems.append(
                 DatasetError(
-                    f"duplicate id {sid!r} (first at row {seen_ids[sid]})",
+                    f"duplicate id {repeated!r} (first at row {seen_ids[repeated]})",
                     file=source,
                     row=row,
                     field=id_field,
                 )
             )
             continue
-        seen_ids[sid] = row
-        out.append((row, sample))
-        if not _has_id(record, resolver):
-            generated.add(sid)
+        n_rows += 1
+        for sample in samples:
+            sid = str(sample.id)
+            seen_ids[sid] = row
+            out.append((row, sample))
+            if not from_data:
+                generated.add(sid)
     if resolver.mapping and columns:
         check_mapping(resolver.mapping, columns, source=source)
     return out, problems, generated

@@ -19,13 +19,14 @@ Rules for values:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.dataset.columns import ColumnResolver, normalize_column
-from ragmeter.dataset.sample import SAMPLE_FIELDS, Dataset, Sample
+from ragmeter.dataset.sample import CONVERSATION_FIELDS, SAMPLE_FIELDS, Dataset, Sample
 from ragmeter.dataset.values import (
     as_text,
     convert_id,
@@ -43,6 +44,8 @@ from ragmeter.errors import ConfigError, DatasetError
 
 TEXT_FIELDS: tuple[str, ...] = ("question", "answer", "reference")
 LIST_FIELDS: tuple[str, ...] = ("contexts", "reference_contexts", "context_ids", "reference_context_ids")
+#: the fields a row's columns fill (the others come from conversations: ragmeter.dataset.conversations)
+RECORD_FIELDS: tuple[str, ...] = (*TEXT_FIELDS, *LIST_FIELDS)
 ID_LIST_FIELDS: tuple[str, ...] = ("context_ids", "reference_context_ids")
 
 #: How many problems a :class:`DatasetErrors` message lists before "... and N more".
@@ -231,13 +234,37 @@ def _is_reference_list(value: Any, column: str) -> bool:
     return isinstance(to_list(value), list)
 
 
+def _check_messages(sample: Sample, *, row: int, file: str | None) -> None:
+    """A Sample built in code: its conversation fields hold text only (see messages.py)."""
+    if sample.conversation_id is not None and not isinstance(sample.conversation_id, str):
+        raise DatasetError(
+            f"expected text, got {type_name(sample.conversation_id)}", file=file, row=row, field="conversation_id"
+        )
+    if sample.turn is not None and (isinstance(sample.turn, bool) or not isinstance(sample.turn, int)):
+        raise DatasetError(f"expected an integer, got {type_name(sample.turn)}", file=file, row=row, field="turn")
+    for name in ("history", "messages"):
+        for i, m in enumerate(getattr(sample, name) or ()):
+            texts = [("content", m.content), ("reference", m.reference)]
+            texts += [(f"contexts[{j}]", c) for j, c in enumerate(m.contexts)]
+            texts += [(f"tool_calls[{j}].arguments", c.arguments) for j, c in enumerate(m.tool_calls)]
+            for key, text in texts:
+                if text is None:
+                    continue
+                at = f"{name}[{i}].{key}"
+                if not isinstance(text, str):
+                    raise DatasetError(f"expected text, got {type_name(text)}", file=file, row=row, field=at)
+                problem = text_problem(text)
+                if problem:
+                    raise DatasetError(problem, file=file, row=row, field=at)
+
+
 def check_sample(
     sample: Sample, *, row: int, file: str | None = None, required_fields: Iterable[str] = ()
 ) -> Sample:
     """Validate a Sample built in code (types, UTF-8, required fields); fill a missing id with the row."""
     if not isinstance(sample, Sample):
         raise DatasetError(f"expected a Sample, got {type_name(sample)}", file=file, row=row)
-    record = {name: getattr(sample, name) for name in SAMPLE_FIELDS}
+    record = {name: getattr(sample, name) for name in RECORD_FIELDS}
     if sample.id is not None:
         record["id"] = sample.id
     record["metadata"] = dict(sample.metadata)
@@ -252,7 +279,11 @@ def check_sample(
         raise DatasetError(
             "expected a list of strings, got a single str", file=file, row=row, field="contexts"
         )
+    _check_messages(sample, row=row, file=file)
     checked = to_sample(record, row=row, file=file, required_fields=required_fields)
+    conversation = {name: getattr(sample, name) for name in CONVERSATION_FIELDS}
+    if any(v is not None for v in conversation.values()):
+        checked = dataclasses.replace(checked, **conversation)
     if sample.id is not None and checked == sample:
         return sample
     return checked
