@@ -57,12 +57,14 @@ def test_schema_1_store_is_migrated_and_its_runs_keep_working(tmp_path: Path) ->
     # Turn the file into what ragmeter wrote before keys existed.
     conn = sqlite3.connect(tmp_path / "runs.sqlite")
     conn.execute("ALTER TABLE samples DROP COLUMN key")
+    conn.execute("ALTER TABLE samples DROP COLUMN conversation_id")
+    conn.execute("ALTER TABLE samples DROP COLUMN turn")
     conn.execute("UPDATE schema_version SET version = 1")
     conn.commit()
     conn.close()
     with RunStore(tmp_path) as store:
         run = store.list_runs()[0]
-        assert store._query("SELECT MAX(version) FROM schema_version")[0][0] == SCHEMA_VERSION == 3
+        assert store._query("SELECT MAX(version) FROM schema_version")[0][0] == SCHEMA_VERSION == 4
         # an old record holds no key: it is derived from question and reference
         assert store.load_keys(run.run_id) == {0: text_key("q?", "r")}
         store.add_samples(run.run_id, [(1, Sample(question="new?", id="n"))])
@@ -76,3 +78,23 @@ def test_add_samples_default_keys(tmp_path: Path) -> None:
         store.add_samples("r", [(0, Sample(question="q", id="a")), (1, Sample(question="q"))])
         assert store.load_keys("r") == {0: "id:a", 1: text_key("q", None)}
     assert json.loads(json.dumps(sample_keys([Sample(question="q")] * 3)))[2].endswith("#3")
+
+
+def test_schema_3_store_gets_the_conversation_columns(tmp_path: Path) -> None:
+    ragmeter.evaluate([{"id": "x", "question": "q?", "reference": "r", "answer": "r"}], ["token_f1"], None, out=tmp_path)
+    conn = sqlite3.connect(tmp_path / "runs.sqlite")
+    conn.execute("ALTER TABLE samples DROP COLUMN conversation_id")
+    conn.execute("ALTER TABLE samples DROP COLUMN turn")
+    conn.execute("UPDATE schema_version SET version = 3")
+    conn.commit()
+    conn.close()
+    with RunStore(tmp_path) as store:
+        assert store._query("SELECT MAX(version) FROM schema_version")[0][0] == SCHEMA_VERSION
+        run = store.list_runs()[0]
+        assert store._query("SELECT conversation_id, turn FROM samples WHERE run_id = ?", (run.run_id,)) == [
+            (None, None)
+        ]
+        turn = Sample(question="q2?", id="c:1", conversation_id="c", turn=1)
+        store.add_samples(run.run_id, [(1, turn)])
+        assert store._query("SELECT conversation_id, turn FROM samples WHERE idx = 1") == [("c", 1)]
+        assert store.load_samples(run.run_id)[1] == (1, turn)

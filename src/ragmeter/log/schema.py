@@ -4,7 +4,7 @@ Tables::
 
     schema_version(version)
     runs(run_id PK, created_at, finished_at, status, meta JSON)
-    samples(run_id, idx, sample JSON, key)                 PK (run_id, idx)
+    samples(run_id, idx, sample JSON, key, conversation_id, turn)   PK (run_id, idx)
     problems(run_id, seq, file, row, field, message)       PK (run_id, seq)
     scores(run_id, idx, metric, value, reason, details JSON, error_kind, error_message, error_raw,
            usage JSON, calls JSON, duration_s, created_at) PK (run_id, idx, metric)
@@ -15,6 +15,9 @@ Tables::
 Timestamps are ISO 8601 strings in UTC (``2024-05-01T12:00:00.123456+00:00``).
 ``idx`` is the sample's position in the dataset that was run (0-based). ``key`` is the sample's
 stable key (:mod:`ragmeter.dataset.keys`), what ``compare`` matches two runs by.
+``conversation_id`` and ``turn`` are a conversation's samples' place in it (NULL for other samples;
+``turn`` NULL on the conversation sample itself): the same values the sample JSON holds, in columns
+so that a query can select a conversation or a turn.
 
 ``labels`` holds people's labels of a run's samples (value in [0, 1], ``label_kind`` binary or
 graded, ``drawn`` random or picked); ``label_draws`` the seed of a run's draw of samples to label
@@ -23,8 +26,10 @@ graded, ``drawn`` random or picked); ``label_draws`` the seed of a run's draw of
 Schema versions: 1 had no ``samples.key``; opening a version-1 file adds the column (NULL for the
 runs already recorded: :meth:`~ragmeter.log.store.RunStore.load_keys` derives their keys from the
 stored samples) and marks the file version 2. Version 2 had no labels; opening a version-2 (or 1)
-file adds the two tables and marks it version 3. A file of a newer version than this code reads
-is refused.
+file adds the two tables and marks it version 3. Version 3 had no ``samples.conversation_id`` and
+``samples.turn``; opening it (or an older file) adds them (NULL for the runs recorded before, which
+had no conversations) and marks it version 4. A file of a newer version than this code reads is
+refused.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from pathlib import Path
 
 from ragmeter.errors import RunError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: how long a writer or reader waits for another process's lock before failing
 BUSY_TIMEOUT_MS = 30_000
 
@@ -56,6 +61,8 @@ CREATE TABLE IF NOT EXISTS samples (
     idx    INTEGER NOT NULL,
     sample TEXT NOT NULL,
     key    TEXT,
+    conversation_id TEXT,
+    turn   INTEGER,
     PRIMARY KEY (run_id, idx)
 );
 CREATE TABLE IF NOT EXISTS problems (
@@ -165,6 +172,9 @@ def prepare(conn: sqlite3.Connection, path: Path, tx: Transaction) -> None:
         version = 2
     if version == 2:
         migrate_2_to_3(tx)
+        version = 3
+    if version == 3:
+        migrate_3_to_4(tx)
     elif version > SCHEMA_VERSION:
         raise RunError(
             f"{path} was written by a newer ragmeter (run store schema {version}; this version "
@@ -192,6 +202,16 @@ def migrate_2_to_3(tx: Transaction) -> None:
             c.execute("UPDATE schema_version SET version = 3")
 
 
+def migrate_3_to_4(tx: Transaction) -> None:
+    """Version 3 -> 4: the samples get ``conversation_id`` and ``turn`` columns (NULL before)."""
+    with tx() as c:
+        row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        if row is not None and row[0] == 3:  # another process may have migrated meanwhile
+            c.execute("ALTER TABLE samples ADD COLUMN conversation_id TEXT")
+            c.execute("ALTER TABLE samples ADD COLUMN turn INTEGER")
+            c.execute("UPDATE schema_version SET version = 4")
+
+
 def read_version(conn: sqlite3.Connection) -> int | None:
     """The file's schema version; None for a file without one (new)."""
     exists = conn.execute(
@@ -212,6 +232,7 @@ __all__ = [
     "enable_wal",
     "migrate_1_to_2",
     "migrate_2_to_3",
+    "migrate_3_to_4",
     "prepare",
     "read_version",
     "utc_now",

@@ -339,13 +339,15 @@ class RunStore(LabelsMixin):
         if len(keys) != len(samples):
             raise ValueError(f"{len(keys)} keys for {len(samples)} samples")
         rows = [
-            (run_id, int(idx), dumps(sample.to_dict()), key)
+            (run_id, int(idx), dumps(sample.to_dict()), key, sample.conversation_id, sample.turn)
             for (idx, sample), key in zip(samples, keys, strict=True)
         ]
         with self._tx() as c:
             self._require(c, run_id)
             c.executemany(
-                "INSERT OR REPLACE INTO samples (run_id, idx, sample, key) VALUES (?, ?, ?, ?)", rows
+                "INSERT OR REPLACE INTO samples (run_id, idx, sample, key, conversation_id, turn) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
             )
 
     def add_problems(self, run_id: str, problems: Sequence[DatasetError]) -> None:
