@@ -57,6 +57,7 @@ def test_is_a_judge_and_supports_exactly_its_steps() -> None:
         "rate_chunks",
         "assess_relevance",
         "embed",
+        "standalone_question",
     }
 
 

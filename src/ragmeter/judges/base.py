@@ -24,6 +24,10 @@ Steps (names used in ``Metric.steps`` and ``Judge.supports``):
   guideline adherence, relevancy YES/NO, G-Eval criteria, user rubrics)
 - ``compare(question, answer_a, answer_b, reference=, criteria=, lang=)`` -> :class:`Preference`
   (pairwise; the metric asks both orders)
+- ``standalone_question(question, history, lang=)`` -> the user's message of a conversation's turn
+  made standalone with the history (``history``: the earlier ``(role, text)`` pairs, roles ``user``
+  and ``assistant``); the runner asks it for a turn sample before the metrics that read the
+  question (:mod:`ragmeter.run.turns`)
 
 A judge that cannot do a step raises :class:`~ragmeter.errors.UnsupportedStepError` from it, and
 returns False from ``supports(step)`` so the runner can refuse the run before any call.
@@ -55,6 +59,7 @@ STEPS: tuple[str, ...] = (
     "assess_relevance",
     "grade",
     "compare",
+    "standalone_question",
 )
 
 
@@ -196,6 +201,10 @@ class Judge(Protocol):
         lang: str = "en",
     ) -> Preference: ...
 
+    async def standalone_question(
+        self, question: str, history: Sequence[tuple[str, str]], *, lang: str = "en"
+    ) -> str: ...
+
     async def aclose(self) -> None: ...
 
 
@@ -252,6 +261,11 @@ class StepsNotImplemented:
         lang: str = "en",
     ) -> Preference:
         raise self._unsupported("compare")
+
+    async def standalone_question(
+        self, question: str, history: Sequence[tuple[str, str]], *, lang: str = "en"
+    ) -> str:
+        raise self._unsupported("standalone_question")
 
     async def aclose(self) -> None:
         return None

@@ -22,7 +22,9 @@ several metrics on the same sample cost one call. Besides the protocol steps the
 :mod:`ragmeter.metrics._shared` when ``judge.combine_steps`` is true: ``extract_claims_many``
 (claims of the answer and of the reference in one call) and ``check_contexts`` (the contexts sent
 once: verdicts on all claims, per-chunk usefulness and per-sentence need). Each returns what the
-separate steps would (``analyse_contexts`` remains for prompt overrides and direct use).
+separate steps would (``analyse_contexts`` remains for prompt overrides and direct use). The
+conversation steps (the standalone question of a turn, the per-conversation metrics' steps) are in
+:mod:`ragmeter.judges.conversation_steps`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from ragmeter.errors import ConfigError, JudgeOutputError, ReplyTruncated, UnsupportedStepError
 from ragmeter.judges.base import GeneratedQuestions, Verdict
 from ragmeter.judges.client import ModelClient
+from ragmeter.judges.conversation_steps import ConversationSteps
 from ragmeter.judges.llm_steps import MoreSteps
 from ragmeter.judges.memo import DEFAULT_MAX_ENTRIES, StepMemo, current_repetition
 from ragmeter.judges.parsing import parse_json
@@ -71,6 +74,7 @@ _OPTIONAL_KEYS: Mapping[str, frozenset[str]] = {
     "check_contexts": frozenset({"index", "reason", "evidence", "verdicts", "passages", "needed"}),
     "grade": frozenset({"reason"}),
     "compare": frozenset({"reason"}),
+    "standalone_question": frozenset(),
 }
 _NO_QUESTION = {"en": "(not given)", "zh": "（未提供）"}
 _NO_CONTEXT_REASON = "no contexts were given, so nothing can be supported"
@@ -97,6 +101,7 @@ _PROMPTED_STEPS = frozenset(
         "rate_chunks",
         "grade",
         "compare",
+        "standalone_question",
     }
 )
 #: Steps whose replies later requests wait on (claims, then their verdicts): sent first (ChatRequest.leads)
@@ -113,7 +118,7 @@ _RECORDED_PROMPTS = (
 DATA_FENCE = "data-tag/1"
 
 
-class LLMJudge(MoreSteps):
+class LLMJudge(MoreSteps, ConversationSteps):
     """A :class:`~ragmeter.judges.base.Judge` backed by an LLM (chat) and, optionally, an embedder.
 
     ``embedder``: a :class:`ModelClient` over an embedding provider, any object with

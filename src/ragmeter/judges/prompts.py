@@ -55,6 +55,8 @@ PROMPT_STEPS: tuple[str, ...] = (
     "analyse_contexts",
     "extract_claims_many",
     "check_contexts",
+    # issue 21: conversations (ragmeter.judges.conversation_steps)
+    "standalone_question",
     # test-set generation (ragmeter.testset): the same files, format and override rules
     "testset_questions",
     "testset_multi_hop",
@@ -73,6 +75,7 @@ REQUIRED_PLACEHOLDERS: Mapping[str, frozenset[str]] = {
     "analyse_contexts": frozenset({"question", "chunks", "target"}),
     "extract_claims_many": frozenset({"texts"}),
     "check_contexts": frozenset({"chunks", "question", "target", "claims"}),
+    "standalone_question": frozenset({"history", "question"}),
     "testset_questions": frozenset({"context", "n", "kind_instructions", "language"}),
     "testset_multi_hop": frozenset({"context_a", "context_b", "n", "language"}),
     "testset_closed_book": frozenset({"question"}),

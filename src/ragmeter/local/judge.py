@@ -13,6 +13,8 @@ Steps (``supports()`` lists exactly these):
 - ``assess_relevance`` the question's information needs met by the answer, minus padding and
   evasion (:mod:`ragmeter.local.relevance`)
 - ``embed``           the local sentence embedder (USE multilingual v3 by default)
+- ``standalone_question`` a conversation turn's message made standalone by a rule that carries the
+  earlier turns' entities into a follow-up (:mod:`ragmeter.local.standalone`)
 
 All embedding work of one step call is one ``embed`` call (batched, cached per text), and context
 sentences are split the same way by every step, so faithfulness and context relevance on the same
@@ -46,6 +48,7 @@ from ragmeter.local.relevance import (
     question_needs,
     sentence_relevance_features,
 )
+from ragmeter.local.standalone import standalone_question as _standalone_question
 from ragmeter.local.support import (
     ENTAIL,
     VERIFY_BAND,
@@ -59,7 +62,15 @@ from ragmeter.local.verifier import Verifier, default_verifier
 from ragmeter.text import split_sentences
 
 SUPPORTED_STEPS: frozenset[str] = frozenset(
-    {"extract_claims", "verify_claims", "rate_sentences", "rate_chunks", "assess_relevance", "embed"}
+    {
+        "extract_claims",
+        "verify_claims",
+        "rate_sentences",
+        "rate_chunks",
+        "assess_relevance",
+        "embed",
+        "standalone_question",
+    }
 )
 _HINT = "the local judge does not do this step; name an LLM judge with --judge"
 MARK = "(local judge)"
@@ -287,6 +298,14 @@ class LocalJudge:
                 reason += f"; {evasion:.0%} of the answer is evasive"
             reason += f" {MARK}"
         return RelevanceAssessment(score=score, noncommittal=noncommittal, reason=reason, details=details)
+
+    # ------------------------------------------------------------------ conversations
+
+    async def standalone_question(
+        self, question: str, history: Sequence[tuple[str, str]], *, lang: str = "en"
+    ) -> str:
+        """``question`` with the entities of the earlier turns carried into it (a rule, no model)."""
+        return _standalone_question(question, history, lang=lang)
 
     # ------------------------------------------------------------------ not done locally
 

@@ -120,6 +120,9 @@ class Metric:
     ``generate_questions``, ``embed``, ...); the runner checks ``judge.supports(step)`` for each
     before the run starts, so a metric the judge cannot compute is a ConfigError, not a number.
     ``higher_is_better`` and ``threshold`` (a passing value, or None) drive reports and gates.
+    ``level``: the samples the metric scores: ``"sample"`` (plain samples and the turns of a
+    conversation) or ``"conversation"`` (a conversation sample, with its ``messages``); the runner
+    plans each metric on the samples of its level only.
     """
 
     name: ClassVar[str] = ""
@@ -128,6 +131,7 @@ class Metric:
     higher_is_better: ClassVar[bool] = True
     threshold: ClassVar[float | None] = None
     version: ClassVar[str] = "1"
+    level: ClassVar[str] = "sample"
     #: samples the runner passes to one :meth:`score_batch` call; 0 (the default): the runner
     #: calls :meth:`score` once per sample and never calls :meth:`score_batch`
     batch_size: ClassVar[int] = 0

@@ -37,6 +37,7 @@ from ragmeter.judges.types import CallLog, current_call_log, current_retry_liste
 from ragmeter.metrics.base import Metric, Score
 from ragmeter.run.progress import Progress
 from ragmeter.run.sync import gather_or_cancel
+from ragmeter.run.turns import needs_rewrite, scoring_sample, with_question
 
 if TYPE_CHECKING:
     from ragmeter.dataset.sample import Sample
@@ -90,12 +91,30 @@ async def score_one(job: Job, judge: Judge) -> tuple[Score, CallLog, float]:
     log = CallLog()
     token = current_call_log.set(log)
     start = time.perf_counter()
+    question: str | None = None
     try:
-        score = _checked(await job.metric.score(job.sample, judge), job.metric)
+        try:  # a conversation's turn is scored with its question made standalone (run/turns.py)
+            sample, question = await scoring_sample(job.sample, job.metric, judge)
+        except (asyncio.CancelledError, KeyboardInterrupt, EndpointError):
+            raise
+        except Exception as e:
+            failed = _invalid_from(e, job.metric)
+            assert failed.error is not None
+            score = Score.invalid(
+                failed.error.kind,
+                f"the turn's standalone question could not be made: {failed.error.message}",
+                raw=failed.error.raw,
+            )
+        else:
+            score = _checked(await job.metric.score(sample, judge), job.metric)
+            if question is not None:
+                score = with_question(score, question)
     except (asyncio.CancelledError, KeyboardInterrupt, EndpointError):
         raise  # EndpointError: every later call would fail the same way, so the run stops
     except Exception as e:  # a judge error, or a bug in a (custom) metric: not the run's end
         score = _invalid_from(e, job.metric)
+        if question is not None:
+            score = with_question(score, question)
     finally:
         current_call_log.reset(token)
     return score, log, time.perf_counter() - start
@@ -133,7 +152,7 @@ def work_units(jobs: Sequence[Job]) -> Iterator[Job | Batch]:
     pending: dict[int, list[Job]] = {}
     for job in jobs:
         size = int(getattr(job.metric, "batch_size", 0) or 0)
-        if size <= 0:
+        if size <= 0 or needs_rewrite(job.sample, job.metric):  # a turn's question is rewritten first
             yield job
             continue
         group = pending.setdefault(id(job.metric), [])

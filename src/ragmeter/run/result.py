@@ -33,7 +33,8 @@ class MetricSummary:
 
     ``mean`` and ``ci95`` are over the valid scores only, and are None when there is none;
     ``n_invalid`` scores failed with a recorded cause; ``n_skipped`` samples lacked a field the
-    metric needs (or were not reached by an interrupted run).
+    metric needs (or were not reached by an interrupted run). Only the samples of the metric's
+    level count: a conversation metric's over the conversations, the others' over the rest.
     """
 
     name: str
@@ -233,13 +234,23 @@ class Result:
             self._summaries = {m: self._summarize(m) for m in self.metric_names}
         return self._summaries
 
+    def metric_level(self, metric: str) -> str:
+        """The level of samples ``metric`` scores (``"sample"`` or ``"conversation"``)."""
+        spec: dict[str, Any] = next((m for m in self.meta.get("metrics", []) if m.get("name") == metric), {})
+        return str(spec.get("level") or "sample")
+
     def _summarize(self, metric: str) -> MetricSummary:
         values: list[float] = []
         spreads: list[float] = []
         n_invalid = 0
         kinds: dict[str, int] = {}
         usage = Usage()
-        for idx, _ in self.samples:
+        level = self.metric_level(metric)
+        n_level = 0
+        for idx, sample in self.samples:
+            if sample.level != level:
+                continue
+            n_level += 1
             row = self._rows.get((idx, metric))
             if row is None:
                 continue
@@ -271,7 +282,7 @@ class Result:
             ci95=ci,
             n_scored=len(values),
             n_invalid=n_invalid,
-            n_skipped=len(self.samples) - len(values) - n_invalid,
+            n_skipped=n_level - len(values) - n_invalid,
             usage=usage,
             threshold=threshold,
             pass_rate=pass_rate,
@@ -298,8 +309,11 @@ class Result:
 
     # -- per-sample table ----------------------------------------------------------------------
     def to_records(self) -> list[dict[str, Any]]:
-        """One dict per sample: its id, inputs, and for each metric value / reason / error."""
+        """One dict per sample: its id, inputs, and for each metric value / reason / error. When the
+        run has conversations, each also holds ``conversation_id`` and ``turn`` (None for a plain
+        sample; ``turn`` None for a conversation sample)."""
         records = []
+        conversations = any(s.conversation_id is not None for _, s in self.samples)
         for idx, sample in self.samples:
             rec: dict[str, Any] = {
                 "idx": idx,
@@ -307,11 +321,16 @@ class Result:
                 "question": sample.question,
                 "answer": sample.answer,
             }
+            if conversations:  # the run has conversations: each record says where it is in one
+                rec["conversation_id"] = sample.conversation_id
+                rec["turn"] = sample.turn
             for m in self.metric_names:
                 row = self._rows.get((idx, m))
                 if row is None:
                     rec[m] = None
-                    rec[f"{m}_reason"] = "skipped"
+                    # a conversation metric on a turn (or the reverse) does not apply: not a skip
+                    applies = self.metric_level(m) == sample.level
+                    rec[f"{m}_reason"] = "skipped" if applies else "not applicable"
                     rec[f"{m}_error"] = None
                     continue
                 rec[m] = row.score.value
@@ -352,6 +371,9 @@ class Result:
         with path.open("w", encoding="utf-8") as fh:
             for idx, sample in self.samples:
                 rec: dict[str, Any] = {"idx": idx, "sample": sample.to_dict(), "scores": {}}
+                if sample.conversation_id is not None:
+                    rec["conversation_id"] = sample.conversation_id
+                    rec["turn"] = sample.turn
                 for m in self.metric_names:
                     row = self._rows.get((idx, m))
                     rec["scores"][m] = None if row is None else row.score.to_dict()

@@ -22,6 +22,7 @@ from ragmeter.metrics.registry import resolve_metrics
 from ragmeter.run.config import RunConfig
 from ragmeter.run.executor import COMMIT_GROUP_ROWS, Job, apply_run_concurrency, run_jobs
 from ragmeter.run.result import Result
+from ragmeter.run.turns import check_rewrite_support
 
 RUN_FORMAT_VERSION = 1
 
@@ -68,17 +69,22 @@ def check_judge_supports(metrics: Sequence[Metric], judge: Judge) -> None:
 
 
 def plan_jobs(dataset: Dataset, metrics: Sequence[Metric], *, strict: bool = False) -> Plan:
-    """Check every sample against every metric's required fields; build the job list."""
+    """Check every sample against the required fields of every metric of its level (a conversation
+    metric scores conversation samples, the others plain and turn samples); build the job list. A
+    sample that no metric of its level can score is skipped; one of a level no metric has is not."""
     from ragmeter.dataset.sources import DatasetErrors
 
     problems: list[DatasetError] = list(dataset.problems)
     jobs: list[Job] = []
     rows = getattr(dataset, "rows", None)
     unscorable = 0
+    levels = {m.level for m in metrics}
     for idx, sample in enumerate(dataset.samples):
         row = rows[idx] if rows else idx + 1
         n_jobs = 0
         for metric in metrics:
+            if metric.level != sample.level:  # a conversation metric on a turn, or the reverse
+                continue
             missing = [f for f in metric.requires if not sample.has(f)]
             if missing:
                 for f in missing:
@@ -95,7 +101,7 @@ def plan_jobs(dataset: Dataset, metrics: Sequence[Metric], *, strict: bool = Fal
                 continue
             jobs.append(Job(idx, metric, sample))
             n_jobs += 1
-        if n_jobs == 0:
+        if n_jobs == 0 and sample.level in levels:
             unscorable += 1
     if strict and problems:
         raise DatasetErrors(problems)
@@ -129,6 +135,7 @@ def build_meta(
                 "steps": list(m.steps),
                 "threshold": m.threshold,
                 "higher_is_better": m.higher_is_better,
+                "level": m.level,
             }
             for m in plan.metrics
         ],
@@ -202,6 +209,7 @@ async def aevaluate(
                     f"resume with the same metrics, not {[m.name for m in metric_list]}"
                 )
             plan = plan_jobs(dataset, metric_list, strict=False)
+            check_rewrite_support(plan.jobs, the_judge)
             done = store.completed_jobs(run_id)
             jobs = [j for j in plan.jobs if (j.idx, j.metric.name) not in done]
             run_meta = info.meta
@@ -210,6 +218,7 @@ async def aevaluate(
             dataset = load_dataset(data, mapping=mapping, strict=config.strict, limit=config.limit)
             keys = sample_keys(dataset.samples, getattr(dataset, "generated_ids", ()))
             plan = plan_jobs(dataset, metric_list, strict=config.strict)
+            check_rewrite_support(plan.jobs, the_judge)
             jobs = plan.jobs
             if store is not None:
                 from ragmeter.log.store import new_run_id
