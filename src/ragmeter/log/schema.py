@@ -207,8 +207,10 @@ def migrate_3_to_4(tx: Transaction) -> None:
     with tx() as c:
         row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
         if row is not None and row[0] == 3:  # another process may have migrated meanwhile
-            c.execute("ALTER TABLE samples ADD COLUMN conversation_id TEXT")
-            c.execute("ALTER TABLE samples ADD COLUMN turn INTEGER")
+            have = {str(r[1]) for r in c.execute("PRAGMA table_info(samples)").fetchall()}
+            for column, kind in (("conversation_id", "TEXT"), ("turn", "INTEGER")):
+                if column not in have:
+                    c.execute(f"ALTER TABLE samples ADD COLUMN {column} {kind}")
             c.execute("UPDATE schema_version SET version = 4")
 
 
