@@ -12,8 +12,9 @@ characters themselves, so English, Chinese and text that mixes them are handled 
   as in the CMRC and DuReader evaluation scripts).
 - :func:`normalize_answer` -> the SQuAD normalisation (lowercase, no punctuation, no articles, single
   spaces), extended to Chinese (no punctuation, no spaces next to Chinese characters).
-- :func:`short_answer_claim` -> the claim a short answer ("Paris", "1998", "Yes", "巴黎") makes
-  together with its question, for claim-based metrics (the answer alone states nothing to verify).
+
+This module imports nothing else of ragmeter: what a sentence states (filler, refusals, hedges,
+short answers) is decided in :mod:`ragmeter.statements`, which builds on it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ __all__ = [
     "detect_lang",
     "is_cjk",
     "normalize_answer",
-    "short_answer_claim",
     "split_sentences",
     "tokenize",
 ]
@@ -388,52 +388,3 @@ def normalize_answer(text: str) -> str:
     s = _ARTICLES_RE.sub(" ", s)
     s = " ".join(s.split())
     return _SPACE_NEAR_CJK_RE.sub("", s)
-
-
-#: an answer of at most this many words (English) or ideographs (Chinese), in one sentence, is a
-#: short answer: it states a fact only together with its question ("Paris", "1998", "Yes", "巴黎")
-SHORT_ANSWER_WORDS = 4
-SHORT_ANSWER_CJK = 6
-_ANSWER_CLAIM = {
-    "en": 'The answer to the question "{question}" is "{answer}".',
-    "zh": "问题“{question}”的答案是“{answer}”。",
-}
-
-
-@lru_cache(maxsize=4096)  # each claim-based metric of a sample asks for the same one
-def short_answer_claim(answer: str, question: str | None, lang: str = "en") -> str | None:
-    """The claim that a short answer makes together with its question, or None.
-
-    A one-word or one-phrase answer ("Paris", "1998", "Yes", "Arthur's Magazine", "巴黎") holds no
-    statement of its own, so a claim extractor finds nothing in it (or, forced to answer, makes
-    something up) and a claim-based score would be invalid. Ragas gives its statement generator the
-    question for this reason; this builds the statement from both, deterministically:
-    ``The answer to the question "<question>" is "<answer>".`` (Chinese:
-    ``问题“<question>”的答案是“<answer>”。``, for ``lang="zh"``), which can be verified against
-    contexts like any other claim.
-
-    None (the caller keeps its usual rules) when there is no question, when the answer is empty,
-    longer than one sentence of :data:`SHORT_ANSWER_WORDS` words or :data:`SHORT_ANSWER_CJK`
-    ideographs, or when it declines to answer or is only conversational ("I don't know", "Thanks!",
-    "不知道": those state nothing, as :func:`ragmeter.local.claims.extract_claims` decides, and
-    claim-based metrics report ``NoClaims`` for them). A bare "Yes" / "No" (是的 / 不是) answers its
-    question and gets its claim.
-    """
-    a = " ".join(str(answer or "").split())
-    q = " ".join(str(question or "").split())
-    if not a or not q:
-        return None
-    tokens = tokenize(a)
-    n_cjk = sum(1 for t in tokens if is_cjk(t))
-    if not tokens or n_cjk > SHORT_ANSWER_CJK or len(tokens) - n_cjk > SHORT_ANSWER_WORDS:
-        return None
-    if len(split_sentences(a)) > 1:
-        return None
-    # the local judge's rules for text that states nothing (word lists and regular expressions),
-    # loaded for a short answer only: a run with an LLM judge whose answers are long never needs them
-    from ragmeter.local.claims import extract_claims as stated
-
-    if not stated(a, question=q):
-        return None
-    template = _ANSWER_CLAIM["zh" if lang == "zh" else "en"]
-    return template.format(question=q, answer=a.rstrip(" .。!！"))

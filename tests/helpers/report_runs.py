@@ -75,7 +75,7 @@ def report_rows() -> list[dict[str, Any]]:
                 "   ",  # a blank context: metrics skip it, the report still shows it in place
                 "Lyon is a city in France known for its food.",
             ],
-            "answer": "Paris is the capital of France. Paris has nine moons.",
+            "answer": "Paris is the capital of France. I think Paris has nine moons.",
             "reference": "The capital of France is Paris.",
         },
         {

@@ -79,7 +79,7 @@ async def test_extract_claims_renders_the_prompt_and_parses() -> None:
     )
     assert req.messages[0].role == "system" and "JSON" in req.messages[0].content
     assert req.json_schema is not None and "claims" in req.json_schema["properties"]
-    assert req.step == "extract_claims" and req.prompt_version == "extract_claims/en@1"
+    assert req.step == "extract_claims" and req.prompt_version == "extract_claims/en@2"
     raw = next(m.content for m in req.messages if m.role == "user")
     t = re.findall(r"<data-([0-9a-f]{8})>", raw)
     assert len(t) == 2 and t[0] == t[1]  # question and answer fenced, one id per request
@@ -121,7 +121,7 @@ async def test_chinese_prompts_render() -> None:
 async def test_unknown_language_uses_english_prompts() -> None:
     judge, provider = judge_with(['{"claims": ["x"]}'])
     await judge.extract_claims("Das ist gut.", lang="de")
-    assert provider.requests[0].prompt_version == "extract_claims/en@1"
+    assert provider.requests[0].prompt_version == "extract_claims/en@2"
 
 
 async def test_verify_claims_one_call_numbered_and_in_order() -> None:
@@ -285,7 +285,7 @@ async def test_describe_has_provider_config_and_prompt_versions() -> None:
     assert d["name"] == "fake:scripted"
     assert d["provider"] == {"provider": "fake", "model": "scripted"}
     assert d["config"]["concurrency"] == 16  # FAST sets none: the default run value
-    assert d["prompts"]["verify_claims/en"] == "1" and d["prompts"]["extract_claims/zh"] == "1"
+    assert d["prompts"]["verify_claims/en"] == "1" and d["prompts"]["extract_claims/zh"] == "2"
     assert d["embedder"]["name"] == "fake:hash-16"
     json.dumps(d)  # serialisable for the run record
 

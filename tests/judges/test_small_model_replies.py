@@ -21,7 +21,7 @@ from ragmeter.dataset.sample import Sample
 from ragmeter.judges import FakeProvider, JudgeConfig, LLMJudge, ModelClient, OpenAICompatibleProvider
 from ragmeter.metrics.context import ContextRecall
 from ragmeter.metrics.faithfulness import Faithfulness
-from ragmeter.text import short_answer_claim
+from ragmeter.statements import short_answer_claim
 
 FAST = JudgeConfig(backoff_base_s=0.01, backoff_max_s=0.05, timeout_s=5.0)
 CHUNKS_REPLY = json.dumps(

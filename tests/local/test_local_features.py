@@ -6,11 +6,11 @@ import pytest
 
 from ragmeter.errors import ConfigError
 from ragmeter.local.calibration import Combiner, fixed, load_combiner, sigmoid
-from ragmeter.local.claims import extract_claims, is_refusal
+from ragmeter.local.claims import extract_claims
 from ragmeter.local.features import analyze, antonym_conflict, coverage, stem
-from ragmeter.local.lexicon import is_evasive, is_filler
 from ragmeter.local.relevance import answer_type, question_needs
 from ragmeter.local.support import ENTAIL, SUPPORT_FEATURES
+from ragmeter.statements import is_evasive, is_filler, is_refusal
 
 
 @pytest.mark.parametrize(

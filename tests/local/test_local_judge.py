@@ -102,7 +102,7 @@ async def test_extract_claims_english(judge: LocalJudge) -> None:
         "Would you like to know more? I hope this helps."
     )
     claims = await judge.extract_claims(text, question="Where is the Eiffel Tower?")
-    assert claims == ["The Eiffel Tower is in Paris", "it was completed in 1889 by Gustave Eiffel's company."]
+    assert claims == ["The Eiffel Tower is in Paris", "It was completed in 1889 by Gustave Eiffel's company."]
 
 
 async def test_extract_claims_chinese(judge: LocalJudge) -> None:
@@ -119,10 +119,66 @@ async def test_extract_claims_chinese(judge: LocalJudge) -> None:
         "我不知道。",
         "你好！谢谢！",
         "   ",
+        "Maybe.",  # only a hedge
+        "I think so.",
+        "我不确定。",
+        "可能吧。",
     ],
 )
-async def test_no_claims_from_filler_or_refusal(judge: LocalJudge, text: str) -> None:
+async def test_no_claims_from_filler_refusal_or_a_bare_hedge(judge: LocalJudge, text: str) -> None:
     assert await judge.extract_claims(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "claims"),
+    [
+        # a hedged statement is a claim, kept as written (the metrics take the hedge off)
+        ("I'm not sure, but it was completed in 1889.", ["I'm not sure, but it was completed in 1889."]),
+        ("I am not sure, but it was probably completed in 1925.", ["I am not sure, but it was probably completed in 1925."]),
+        ("我不确定，但可能是1925年建成的。", ["我不确定，但可能是1925年建成的。"]),
+        # each clause of a hedged sentence keeps its hedge
+        (
+            "I think it opened in 1889, and it is 300 metres tall.",
+            ["I think it opened in 1889", "I think it is 300 metres tall."],
+        ),
+    ],
+)
+async def test_hedged_statements_are_claims(judge: LocalJudge, text: str, claims: list[str]) -> None:
+    assert await judge.extract_claims(text) == claims
+
+
+@pytest.mark.parametrize(
+    ("text", "claims"),
+    [
+        # a list joined by ", and" is one claim, not "... the beauty, intelligence" + a fragment
+        (
+            "The purpose of the pageant is to celebrate the beauty, intelligence, and cultural diversity "
+            "of Dominican women.",
+            [
+                "The purpose of the pageant is to celebrate the beauty, intelligence, and cultural diversity "
+                "of Dominican women."
+            ],
+        ),
+        ("He grew apples, pears, and plums on the farm.", ["He grew apples, pears, and plums on the farm."]),
+        # the right side has no subject of its own: one claim
+        ("The tower was built in 1889, and is 300 metres tall.", ["The tower was built in 1889, and is 300 metres tall."]),
+        # both sides are full statements: two claims
+        ("The tower was built in 1889, and it is 300 metres tall.", ["The tower was built in 1889", "It is 300 metres tall."]),
+        ("She studied in Paris, but she taught in Lyon.", ["She studied in Paris", "She taught in Lyon."]),
+        # verbless items under a colon belong to the sentence that introduces them
+        (
+            "The pageant celebrates:\n- beauty\n- intelligence\n- cultural diversity",
+            ["The pageant celebrates: beauty, intelligence, cultural diversity"],
+        ),
+        (
+            "Key facts:\n- The tower opened in 1889.\n- It is 300 metres tall.",
+            ["The tower opened in 1889.", "It is 300 metres tall."],
+        ),
+        ("长江是中国最长的河流，但黄河是中国第二长的河流。", ["长江是中国最长的河流", "黄河是中国第二长的河流。"]),
+    ],
+)
+async def test_claims_split_only_into_full_statements(judge: LocalJudge, text: str, claims: list[str]) -> None:
+    assert await judge.extract_claims(text) == claims
 
 
 async def test_no_claims_makes_faithfulness_invalid(judge: LocalJudge) -> None:

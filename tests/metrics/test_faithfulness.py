@@ -33,7 +33,8 @@ async def test_some_claims_unsupported(make_judge):
     assert [r["supported"] for r in rows] == [True, False, True]
     assert rows[0]["evidence"] == CONTEXTS[0]
     assert rows[1]["confidence"] == 0.0
-    assert set(rows[0]) == {"claim", "supported", "reason", "evidence", "confidence"}
+    assert set(rows[0]) == {"claim", "hedged", "supported", "reason", "evidence", "confidence"}
+    assert not any(r["hedged"] for r in rows)
     assert "2 of 3" in s.reason
     assert "20 March 1879" in s.reason  # names the unsupported claim
     assert "Germany" not in s.reason
@@ -191,3 +192,24 @@ async def test_stateless_and_registered(make_judge):
     assert vars(m) == before
     # the score survives a round trip through the run record format
     assert Score.from_dict(s.to_dict()) == s
+
+
+@pytest.mark.parametrize(
+    ("written", "bare"),
+    [
+        ("I'm not sure, but the tower was probably completed in 1925.", "The tower was completed in 1925."),
+        ("我不确定，但埃菲尔铁塔可能是1925年建成的。", "埃菲尔铁塔是1925年建成的。"),
+    ],
+)
+async def test_a_hedged_claim_is_verified_without_its_hedge_and_recorded(make_judge, written, bare):
+    # one rule for every judge: the claim as the judge wrote it keeps its hedge; the metric takes
+    # it off, asks for the bare statement and records that it was hedged
+    judge = make_judge(claims=[written, "The tower is in Paris.", "I think so."], supported={bare})
+    s = await Faithfulness().score(Sample(question=QUESTION, contexts=CONTEXTS, answer="x"), judge)
+    assert judge.steps_called() == ["extract_claims", "verify_claims"]
+    assert judge.calls[1][1]["claims"] == [bare, "The tower is in Paris."]  # "I think so." states nothing
+    rows = s.details["claims"]
+    assert rows[0]["claim"] == bare and rows[0]["hedged"] is True and rows[0]["as_written"] == written
+    assert rows[0]["supported"] is True
+    assert rows[1]["hedged"] is False and "as_written" not in rows[1]
+    assert s.value == pytest.approx(0.5)

@@ -75,8 +75,11 @@ def test_clicking_a_row_shows_claims_and_highlighted_evidence(page: Browser) -> 
     claims = faith.find_elements("css selector", "table.claims tr.claim")
     assert [c.find_elements("css selector", "td")[1].text for c in claims] == [
         "Paris is the capital of France.",
-        "Paris has nine moons.",
+        "Paris has nine moons. hedged",  # the hedge is taken off the claim, and the claim is marked
     ]
+    badge = claims[1].find_element("css selector", ".badge.hedged")
+    assert badge.get_attribute("title") == "as written: I think Paris has nine moons."
+    assert not claims[0].find_elements("css selector", ".badge.hedged")
     marks = claims[0].find_elements("css selector", "mark.evidence")
     assert [m.text for m in marks] == ["Paris is the capital and largest city of France."]
     assert "ev-sup" in marks[0].get_attribute("class")

@@ -55,7 +55,7 @@ from ragmeter.judges.prompts import (
 from ragmeter.judges.replies import VERDICT_OPTIONAL, check_evidence, check_not_copied, match_verdicts
 from ragmeter.judges.schema_shapes import shaped_schema
 from ragmeter.judges.types import ChatRequest, ChatResponse, Message
-from ragmeter.text import short_answer_claim
+from ragmeter.statements import short_answer_claim
 
 if TYPE_CHECKING:
     import numpy as np

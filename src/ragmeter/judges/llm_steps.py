@@ -41,7 +41,8 @@ from ragmeter.errors import (
 from ragmeter.judges.base import Grade, Preference, RelevanceAssessment, Rubric, Verdict
 from ragmeter.judges.prompts import Untrusted, fence, fence_id
 from ragmeter.judges.replies import match_verdicts, needed_indices
-from ragmeter.text import short_answer_claim, split_sentences
+from ragmeter.statements import short_answer_claim
+from ragmeter.text import split_sentences
 
 T = TypeVar("T")
 
@@ -306,7 +307,7 @@ class MoreSteps:
         self, texts: Sequence[str], *, question: str | None = None, lang: str = "en"
     ) -> list[list[str]]:
         """One claim list per text. Blank texts get [] and short answers their claim with the
-        question (:func:`~ragmeter.text.short_answer_claim`) without a call; a single other text is
+        question (:func:`~ragmeter.statements.short_answer_claim`) without a call; a single other text is
         the plain ``extract_claims`` step; two or more are one ``extract_claims_many`` call."""
         items = [str(t or "").strip() for t in texts]
         out: list[list[str]] = [[] for _ in items]

@@ -37,10 +37,8 @@ from ragmeter.errors import ConfigError, JudgeError, UnsupportedStepError
 from ragmeter.judges.base import GeneratedQuestions, RelevanceAssessment, Verdict
 from ragmeter.local.calibration import Combiner, load_combiner
 from ragmeter.local.claims import extract_claims as _extract_claims
-from ragmeter.local.claims import is_refusal
 from ragmeter.local.embedders import Embedder, default_embedder
 from ragmeter.local.features import analyze
-from ragmeter.local.lexicon import is_evasive, is_filler
 from ragmeter.local.relevance import (
     SENTENCE_RELEVANCE,
     informativeness,
@@ -59,6 +57,7 @@ from ragmeter.local.support import (
     support_probability,
 )
 from ragmeter.local.verifier import Verifier, default_verifier
+from ragmeter.statements import is_evasive, is_filler, is_refusal, split_hedge
 from ragmeter.text import split_sentences
 
 SUPPORTED_STEPS: frozenset[str] = frozenset(
@@ -169,6 +168,9 @@ class LocalJudge:
     async def _support(
         self, claims: list[str], ctx: ContextIndex
     ) -> list[tuple[float, int, dict[str, float]]]:
+        # a hedged claim is verified without its hedge ("I think it opened in 1925" reads as "It
+        # opened in 1925"); the metrics take it off before they ask, this serves direct callers
+        claims = [split_hedge(c).text or c for c in claims]
         emb = await self._embed([*claims, *ctx.sentences])
         sims = emb[: len(claims)] @ emb[len(claims) :].T
         feats = await claim_support(claims, ctx, sims, self.verifier, self.support_plain, self.verify_band)

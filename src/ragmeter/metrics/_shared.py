@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.dataset.sample import Sample
 from ragmeter.judges.base import Verdict
 from ragmeter.metrics._common import blank, clean_texts
+from ragmeter.statements import split_hedge, states_nothing
 from ragmeter.text import detect_lang, split_sentences
 
 
@@ -60,25 +61,50 @@ def question_of(sample: Sample) -> str | None:
 class ClaimSets:
     answer: list[str] | None  # None: not asked (no answer, or not needed)
     reference: list[str] | None
+    #: the claims that were hedged, each with its text as the judge wrote it (hedge included)
+    hedged: dict[str, str] = field(default_factory=dict)
+
+    def hedge_fields(self, claim: str) -> dict[str, Any]:
+        """``hedged`` (and ``as_written`` when it was) for a claim's row in a metric's details."""
+        written = self.hedged.get(claim)
+        return {"hedged": False} if written is None else {"hedged": True, "as_written": written}
+
+
+def _bare_claims(claims: Sequence[str] | None, hedged: dict[str, str]) -> list[str]:
+    """Claims without their hedges (:func:`ragmeter.statements.split_hedge`), the same rule for
+    every judge: "I'm not sure, but it was completed in 1889" is verified as "It was completed in
+    1889" and recorded in ``hedged``; a claim that is only a hedge ("I think so", "Maybe not") is
+    none (:func:`ragmeter.statements.states_nothing`)."""
+    out: list[str] = []
+    for claim in clean_texts(claims):
+        h = split_hedge(claim)
+        if not h.hedged:
+            out.append(claim)
+        elif not states_nothing(claim):
+            hedged.setdefault(h.text, claim)
+            out.append(h.text)
+    return out
 
 
 async def claim_sets(
     judge: Any, sample: Sample, lang: str, *, answer: bool = False, reference: bool = False
 ) -> ClaimSets:
-    """Claims of the answer and/or the reference (stripped, empty ones dropped)."""
+    """Claims of the answer and/or the reference (stripped, empty ones dropped, hedges taken off:
+    :func:`_bare_claims`)."""
     ans = sample.answer if not blank(sample.answer) else None
     ref = sample.reference if not blank(sample.reference) else None
     q = question_of(sample)
+    hedged: dict[str, str] = {}
     if combines(judge) and ans is not None and ref is not None:
         both = await judge.extract_claims_many([ans, ref], question=q, lang=lang)
-        return ClaimSets(clean_texts(both[0]), clean_texts(both[1]))
+        return ClaimSets(_bare_claims(both[0], hedged), _bare_claims(both[1], hedged), hedged)
     want = [t if flag else None for t, flag in ((ans, answer), (ref, reference))]
     found = await asyncio.gather(
         *(judge.extract_claims(t, question=q, lang=lang) for t in want if t is not None)
     )
     it = iter(found)
-    out = [clean_texts(next(it)) if t is not None else None for t in want]
-    return ClaimSets(out[0], out[1])
+    out = [_bare_claims(next(it), hedged) if t is not None else None for t in want]
+    return ClaimSets(out[0], out[1], hedged)
 
 
 async def _check(judge: Any, sample: Sample, contexts: Sequence[str], lang: str) -> Any:

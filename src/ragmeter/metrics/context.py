@@ -245,7 +245,13 @@ class ContextRecall(_LangMetric):
             reason=reason,
             details={
                 "claims": [
-                    {"claim": c, "supported": v.supported, "reason": v.reason, "evidence": v.evidence}
+                    {
+                        "claim": c,
+                        **sets.hedge_fields(c),
+                        "supported": v.supported,
+                        "reason": v.reason,
+                        "evidence": v.evidence,
+                    }
                     for c, v in zip(claims, verdicts, strict=True)
                 ],
                 "n_claims": n,

@@ -93,10 +93,12 @@ async def factual_parts(
         "f_beta": f if mode != "precision" else None,
         "beta": beta,
         "answer_claims": [
-            {"claim": c, "in_reference": v.supported} for c, v in zip(a_claims, a_verdicts, strict=True)
+            {"claim": c, **sets.hedge_fields(c), "in_reference": v.supported}
+            for c, v in zip(a_claims, a_verdicts, strict=True)
         ],
         "reference_claims": [
-            {"claim": c, "in_answer": v.supported} for c, v in zip(r_claims, r_verdicts, strict=True)
+            {"claim": c, **sets.hedge_fields(c), "in_answer": v.supported}
+            for c, v in zip(r_claims, r_verdicts, strict=True)
         ],
         "lang": lang,
     }

@@ -92,6 +92,7 @@ class Faithfulness(Metric):
         rows = [
             {
                 "claim": claim,
+                **sets.hedge_fields(claim),
                 "supported": bool(v.supported),
                 "reason": v.reason,
                 "evidence": v.evidence,

@@ -99,7 +99,13 @@ class NoiseSensitivity(Metric):
                 "mode": self.mode,
                 "relevant_contexts": relevant,
                 "answer_claims": [
-                    {"claim": c, "incorrect": w, "relevant_faithful": rf, "irrelevant_faithful": irf}
+                    {
+                        "claim": c,
+                        **sets.hedge_fields(c),
+                        "incorrect": w,
+                        "relevant_faithful": rf,
+                        "irrelevant_faithful": irf,
+                    }
                     for c, w, rf, irf in zip(a, incorrect, rel_faithful, irr_faithful, strict=True)
                 ],
                 "lang": lang,

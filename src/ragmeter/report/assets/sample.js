@@ -44,7 +44,10 @@
         const ev = c.evidence_at ? snippet(s, c.evidence_at, c.supported ? "ev-sup" : "ev-unsup")
           : c.evidence ? el("div", {}, el("span", {class: "muted"}, "quoted, not found verbatim in the contexts: "), c.evidence)
           : el("span", {class: "muted"}, "no evidence given");
-        return el("tr", {class: "claim"}, el("td", {}, String(n + 1)), el("td", {}, c.claim),
+        /* a hedged claim ("I think ...", "probably", "我不确定，但") was verified without its hedge */
+        const claim = c.hedged ? el("td", {}, c.claim, " ", el("span", {class: "badge warn hedged", title: "as written: " + (c.as_written || "")}, "hedged"))
+          : el("td", {}, c.claim);
+        return el("tr", {class: "claim" + (c.hedged ? " hedged" : "")}, el("td", {}, String(n + 1)), claim,
           el("td", {}, verdictBadge(c.supported, c.confidence)), el("td", {}, c.reason || ""), el("td", {}, ev));
       })));
   }

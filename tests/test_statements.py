@@ -1,0 +1,109 @@
+"""What a sentence states (ragmeter.statements): hedges, text that states nothing, short answers."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from ragmeter.statements import split_hedge, statement_of, states_nothing
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "ragmeter"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "bare"),
+    [
+        ("I am not sure, but it was probably completed in 1925.", "It was completed in 1925."),
+        ("I'm not sure, but it was completed in 1889.", "It was completed in 1889."),
+        ("I think it was completed in 1925.", "It was completed in 1925."),
+        ("I'm not sure, but I think the tower opened in 1889.", "The tower opened in 1889."),
+        ("If I remember correctly, the bridge opened in May.", "The bridge opened in May."),
+        ("The bridge opened in May, if I remember correctly.", "The bridge opened in May."),
+        ("It was, I think, completed in 1925.", "It was completed in 1925."),
+        ("Maybe the museum closes at six.", "The museum closes at six."),
+        ("It seems that the river floods every spring.", "The river floods every spring."),
+        ("As far as I know, Canberra is the capital.", "Canberra is the capital."),
+        ("The station was likely built in 1890.", "The station was built in 1890."),
+        ("It is most likely made of granite.", "It is made of granite."),
+        ("I'm pretty sure that the lake is frozen.", "The lake is frozen."),
+        ("我不确定，但可能是1925年建成的。", "是1925年建成的。"),
+        ("我不确定，但我记得它是1889年建成的。", "它是1889年建成的。"),
+        ("大熊猫好像主要吃竹子吧。", "大熊猫主要吃竹子。"),
+        ("我记得这座桥是五月通车的。", "这座桥是五月通车的。"),
+        ("应该是1889年建成的。", "是1889年建成的。"),
+        ("它大概有三百米高。", "它有三百米高。"),
+        ("如果我没记错的话，会议改到了周四。", "会议改到了周四。"),
+        ("据我所知，该公司总部设在深圳。", "该公司总部设在深圳。"),
+    ],
+)
+def test_hedges_are_taken_off(sentence: str, bare: str) -> None:
+    h = split_hedge(sentence)
+    assert h.hedged and h.text == bare
+    assert not states_nothing(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The Eiffel Tower is in Paris.",
+        "The team is likely to win the cup.",  # an adjective with "to": not a hedge
+        "The new law makes such checks possible.",
+        "I believe in the value of public libraries.",
+        "You should drink more water.",
+        "The test is not impossible.",
+        "他不可能在那里。",  # 不可能: a negation, not a hedge
+        "尽可能多地收集数据。",
+        "这种可能性很小。",
+        "你应该多喝水。",  # 应该 as "should"
+        "长江是中国最长的河流。",
+    ],
+)
+def test_plain_sentences_are_left_as_they_are(sentence: str) -> None:
+    assert split_hedge(sentence).hedged is False
+    assert split_hedge(sentence).text == sentence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Maybe.", "I think so.", "Maybe not.", "Probably.", "I'm not sure.", "I don't know.", "可能吧。", "我不确定。", "不知道。"],
+)
+def test_a_sentence_that_only_hedges_or_refuses_states_nothing(sentence: str) -> None:
+    assert states_nothing(sentence)
+    assert statement_of(sentence) is None
+
+
+def test_statement_of_cuts_source_prefixes_and_leading_meta_sentences() -> None:
+    assert statement_of("based on the context, the tower is tall.") == "The tower is tall."
+    assert statement_of("Here is a summary of the article.", leading=True) is None
+    assert statement_of("Here is a summary: the tower is tall.", leading=True) == "The tower is tall."
+    assert statement_of("Is it tall?") is None and statement_of("Thanks!") is None
+
+
+def _imports(path: Path) -> set[str]:
+    """Every ragmeter module ``path`` imports, at any level (deferred imports count too)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ragmeter"):
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("ragmeter"))
+    return out
+
+
+def test_text_statements_and_the_local_text_analysis_import_no_cycle() -> None:
+    # text.py once deferred an import of local.claims (which imports text through local.features)
+    assert _imports(SRC / "text.py") == set()
+    graph = {
+        "ragmeter.statements": _imports(SRC / "statements.py"),
+        **{f"ragmeter.local.{p.stem}": _imports(p) for p in (SRC / "local").glob("*.py") if p.stem != "__init__"},
+    }
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, ()):
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    assert [m for m in graph if reaches(m, m, {m})] == []
