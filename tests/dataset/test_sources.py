@@ -511,3 +511,32 @@ def test_example_file_loads() -> None:
     assert all(s.reference_context_ids for s in ds)
     repo_copy = Path(__file__).resolve().parents[2] / "examples" / "rag_samples.jsonl"
     assert repo_copy.read_bytes() == example_path().read_bytes()
+
+
+def test_parquet_is_read_by_record_batches_across_row_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import ragmeter.dataset.readers as readers
+
+    rows = [
+        {"id": f"r{i}", "question": f"q{i}?", "contexts": [f"c{i}", "shared"], "answer": "a", "n": None if i % 3 else i}
+        for i in range(50)
+    ]
+    p = tmp_path / "d.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), p, row_group_size=7)  # 8 row groups
+    assert pq.ParquetFile(p).num_row_groups == 8
+    monkeypatch.setattr(readers, "PARQUET_BATCH_ROWS", 4)
+    batches: list[int] = []
+    real = pq.ParquetFile.iter_batches
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        for batch in real(self, *args, **kwargs):
+            batches.append(batch.num_rows)
+            yield batch
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", counted)
+    ds = load_dataset(p)
+    assert [s.id for s in ds] == [r["id"] for r in rows] and list(ds.rows) == list(range(1, 51))  # type: ignore[attr-defined]
+    assert ds[3].contexts == ("c3", "shared")
+    assert ds[3].metadata == {"n": 3} and ds[4].metadata == {"n": None}  # an int column with nulls stays int
+    assert max(batches) <= 4 and sum(batches) == 50

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,24 +40,38 @@ DEFAULT_METRICS = (
 )
 
 
-def default_metrics(judge: Any, dataset: Any) -> tuple[list[str], list[str]]:
-    """(chosen, notes): the default metrics this judge and these data allow, and why others are out."""
+def default_metrics(judge: Any, samples: Iterable[Any]) -> tuple[list[str], list[str]]:
+    """(chosen, notes): the default metrics this judge and these data allow, and why others are out.
+
+    ``samples`` is read once, and only until every default metric the judge can compute has found
+    a sample with the fields it needs (a stream of a large file is not read to its end for this)."""
     from ragmeter.metrics.registry import get_metric, list_metrics
 
     registry = list_metrics()
-    chosen, notes = [], []
+    needs: dict[str, tuple[str, ...]] = {}
+    unsupported: dict[str, list[str]] = {}
     for name in DEFAULT_METRICS:
         cls = registry.get(name)
         if cls is None:
             continue
-        unsupported = get_metric(name).missing_steps(judge)
-        if unsupported:
-            notes.append(f"{name}: needs an LLM judge for {', '.join(unsupported)} (name one with --judge)")
-            continue
-        if not any(all(s.has(f) for f in cls.requires) for s in dataset):
-            notes.append(f"{name}: the data has no rows with {', '.join(cls.requires)}")
-            continue
-        chosen.append(name)
+        missing = get_metric(name).missing_steps(judge)
+        if missing:
+            unsupported[name] = list(missing)
+        else:
+            needs[name] = tuple(cls.requires)
+    found: set[str] = set()
+    for sample in samples:
+        found.update(n for n, fields in needs.items() if n not in found and all(sample.has(f) for f in fields))
+        if len(found) == len(needs):
+            break
+    chosen, notes = [], []
+    for name in DEFAULT_METRICS:
+        if name in unsupported:
+            notes.append(f"{name}: needs an LLM judge for {', '.join(unsupported[name])} (name one with --judge)")
+        elif name in found:
+            chosen.append(name)
+        elif name in needs:
+            notes.append(f"{name}: the data has no rows with {', '.join(needs[name])}")
     return chosen, notes
 
 
@@ -189,7 +203,8 @@ def evaluate_cmd(
     Exit codes: 0 done (every gate passed), 1 a gate failed (--fail-under, --max-invalid,
     --fail-on-invalid), 2 bad input or configuration.
     """
-    from ragmeter.dataset import load_dataset, parse_mapping
+    from ragmeter.dataset import parse_mapping
+    from ragmeter.dataset.sources import SampleStream
     from ragmeter.report.gates import check_gate_metrics, parse_bounds, threshold_checks
     from ragmeter.run.config import RunConfig
     from ragmeter.run.runner import aevaluate
@@ -262,8 +277,8 @@ def evaluate_cmd(
             )
             mapping = None
         if metric_names is None:
-            dataset = load_dataset(data, mapping=mapping, limit=limit)
-            metric_names, notes = default_metrics(judge, dataset)
+            stream = SampleStream(data, mapping=mapping, limit=limit)
+            metric_names, notes = default_metrics(judge, (item.sample for item in stream))
             for note in notes:
                 click.echo(f"note: not running {note}", err=True)
             if not metric_names:

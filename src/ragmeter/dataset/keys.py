@@ -95,23 +95,44 @@ def sample_keys(samples: Sequence[Sample], generated_ids: Collection[str] = ()) 
         for s in samples
         if s.conversation_id is not None and s.turn is None
     }
-    return number_repeats(
-        [sample_key(s, id_from_data=s.id not in generated, conversation_keys=conversations) for s in samples]
-    )
+    numberer = KeyNumberer(conversations)
+    return [numberer.key(s, id_from_data=s.id not in generated) for s in samples]
 
 
 def number_repeats(keys: Sequence[str]) -> list[str]:
     """``keys`` with the 2nd, 3rd... occurrence of a key suffixed ``#2``, ``#3``..."""
-    seen: dict[str, int] = {}
-    out: list[str] = []
-    for key in keys:
-        n = seen.get(key, 0) + 1
-        seen[key] = n
-        out.append(key if n == 1 else f"{key}#{n}")
-    return out
+    numberer = KeyNumberer()
+    return [numberer.number(key) for key in keys]
+
+
+class KeyNumberer:
+    """Keys of samples met one at a time, in data order, repeats numbered as :func:`sample_keys`
+    numbers them (so a stream of samples gets the keys the whole list would). It remembers how
+    often each key was met (one entry a distinct key) and each conversation's key, which its turns
+    take: a conversation sample comes before its turns in the data
+    (:func:`~ragmeter.dataset.conversations.conversation_samples`); ``conversation_keys`` gives
+    them beforehand for samples in another order."""
+
+    def __init__(self, conversation_keys: Mapping[str, str] | None = None) -> None:
+        self._seen: dict[str, int] = {}
+        self._conversations: dict[str, str] = dict(conversation_keys or {})
+
+    def number(self, key: str) -> str:
+        """``key``, or ``key#n`` when it is the n-th time the key is met."""
+        n = self._seen.get(key, 0) + 1
+        self._seen[key] = n
+        return key if n == 1 else f"{key}#{n}"
+
+    def key(self, sample: Sample, *, id_from_data: bool = True) -> str:
+        """The numbered key of the next sample (see :func:`sample_key`)."""
+        base = sample_key(sample, id_from_data=id_from_data, conversation_keys=self._conversations)
+        if sample.conversation_id is not None and sample.turn is None:
+            self._conversations.setdefault(str(sample.conversation_id), base)
+        return self.number(base)
 
 
 __all__ = [
+    "KeyNumberer",
     "conversation_text_key",
     "normalize_key_text",
     "number_repeats",

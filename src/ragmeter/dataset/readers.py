@@ -98,7 +98,11 @@ def records_from_json_value(value: Any, source: str) -> list[Any]:
 
 def read_json(path: Path, source: str) -> Iterator[Item]:
     """A JSON document: a list of records, ``{"samples"|"data"|"examples": [...]}``, columns, or
-    (as Hugging Face ``to_json`` writes) JSON lines in a ``.json`` file."""
+    (as Hugging Face ``to_json`` writes) JSON lines in a ``.json`` file.
+
+    One document is parsed whole (the standard library has no streaming parser), so reading it
+    holds its parsed records, several times the file's size; each record is released once it is
+    read. JSON lines (``.jsonl``, and JSON lines under a ``.json`` name) are read a line at a time."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -117,7 +121,11 @@ def read_json(path: Path, source: str) -> Iterator[Item]:
         ) from exc
     except RecursionError as exc:
         raise DatasetError("broken JSON: nested too deeply", file=source) from exc
-    for i, record in enumerate(records_from_json_value(value, source), 1):
+    del data, text  # the parsed records are what is kept while they are read
+    records = records_from_json_value(value, source)
+    del value
+    for i, record in enumerate(records, 1):
+        records[i - 1] = None  # each record is released once it is read
         if isinstance(record, dict):
             yield i, record
         else:
@@ -211,22 +219,43 @@ def records_from_dataframe(df: Any, source: str) -> Iterator[Item]:
         yield i, dict(zip(columns, row, strict=True))
 
 
+#: rows a Parquet file is read in at a time (one Arrow record batch)
+PARQUET_BATCH_ROWS = 1024
+
+
 def read_parquet(path: Path, source: str) -> Iterator[Item]:
+    """A Parquet file, read with pyarrow a record batch at a time (``PARQUET_BATCH_ROWS`` rows, each
+    row group in turn), so memory holds one batch and not the file. Values are Arrow's Python
+    values (lists, ``None`` for a null, ``datetime``), rows the record number."""
     try:
-        import pandas as pd
-    except ImportError as exc:
-        raise ConfigError(f"reading Parquet needs pandas and pyarrow: {PARQUET_HINT}") from exc
-    try:
-        import pyarrow  # noqa: F401
+        import pyarrow.parquet as pq
     except ImportError as exc:
         raise ConfigError(f"reading Parquet needs pyarrow: {PARQUET_HINT}") from exc
     try:
-        df = pd.read_parquet(path)
+        pf = pq.ParquetFile(path)
     except OSError as exc:
         raise DatasetError(f"cannot read file: {exc.strerror or exc}", file=source) from exc
     except Exception as exc:  # pyarrow raises its own error types for corrupt files
         raise DatasetError(f"cannot read Parquet: {exc}", file=source) from exc
-    yield from records_from_dataframe(df, source)
+    with pf:
+        columns = [str(c) for c in pf.schema_arrow.names]
+        seen: set[str] = set()
+        for name in columns:
+            if name in seen:
+                raise DatasetError("duplicate column name", file=source, field=name)
+            seen.add(name)
+        row = 0
+        batches = pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except Exception as exc:  # a corrupt row group, found when it is read
+                raise DatasetError(f"cannot read Parquet after record {row}: {exc}", file=source) from exc
+            for record in batch.to_pylist():
+                row += 1
+                yield row, record
 
 
 #: Readers by file extension.
@@ -253,6 +282,7 @@ def reader_for(path: Path, source: str) -> Any:
 
 __all__ = [
     "JSON_RECORD_KEYS",
+    "PARQUET_BATCH_ROWS",
     "PARQUET_HINT",
     "READERS",
     "is_dataframe",

@@ -149,8 +149,23 @@ class Dataset(Sequence[Sample]):
 
     def content_hash(self) -> str:
         """sha256 over the samples' canonical JSON: the dataset hash recorded with each run."""
-        h = hashlib.sha256()
+        h = SampleHasher()
         for s in self.samples:
-            h.update(json.dumps(s.to_dict(), sort_keys=True, ensure_ascii=False, default=str).encode())
-            h.update(b"\n")
+            h.update(s)
         return h.hexdigest()
+
+
+class SampleHasher:
+    """The dataset hash, computed as samples pass: sha256 over each sample's canonical JSON (keys
+    sorted, UTF-8) and a newline, in order. :meth:`Dataset.content_hash` is this over its samples;
+    a run reading its data as a stream updates one as each sample passes."""
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256()
+
+    def update(self, sample: Sample) -> None:
+        self._h.update(json.dumps(sample.to_dict(), sort_keys=True, ensure_ascii=False, default=str).encode())
+        self._h.update(b"\n")
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()

@@ -28,11 +28,12 @@ import dataclasses
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ragmeter.dataset.columns import ColumnResolver, check_mapping
 from ragmeter.dataset.conversations import conversation_format, read_conversation
-from ragmeter.dataset.judgements import Judgements, is_judgement_record, load_judgements
+from ragmeter.dataset.judgements import is_judgement_record, load_judgements
+from ragmeter.dataset.keys import KeyNumberer
 from ragmeter.dataset.readers import (
     Item,
     is_dataframe,
@@ -40,12 +41,13 @@ from ragmeter.dataset.readers import (
     records_from_dataframe,
     records_from_json_value,
 )
-from ragmeter.dataset.sample import Dataset, Sample
+from ragmeter.dataset.sample import Dataset, Sample, SampleHasher
 from ragmeter.dataset.validate import (
     DatasetErrors,
     LoadedDataset,
     check_required_names,
     check_sample,
+    missing_problem,
     require,
     rows_of,
     to_sample,
@@ -154,8 +156,199 @@ def _items_for(data: Any) -> tuple[str, Path | None, Iterator[Item]]:
     )
 
 
-def _expand(judgements: Judgements) -> list[tuple[int, Sample]]:
-    return [(j.row, s) for j in judgements for s in j.samples]
+class StreamedSample(NamedTuple):
+    """One sample as :class:`SampleStream` yields it: its source ``row``, the ``sample``, its stable
+    ``key`` (:mod:`ragmeter.dataset.keys`) and whether its id was filled in from the row number."""
+
+    row: int
+    sample: Sample
+    key: str
+    generated_id: bool
+
+
+class SampleStream:
+    """The samples of one source, read once and in order: what :func:`load_dataset` collects, and
+    what a run reads through a bounded window (``ragmeter.run.intake``).
+
+    Iterating yields :class:`StreamedSample` items. As it goes, the stream collects the rows it
+    skips (``problems``, each a :class:`DatasetError` naming file, row and field; a caller that
+    keeps memory bounded takes them as they come with :meth:`take_problems`), counts the samples
+    (``n_samples``) and hashes them (:meth:`content_hash`, the dataset hash of the run record,
+    the same as :meth:`Dataset.content_hash` of the collected samples). What it keeps grows with
+    the rows only by each sample's id and key (a later row with an id seen before is a problem, and
+    repeated keys are numbered): about a hundred bytes a row.
+
+    At its end the stream raises what :func:`load_dataset` raises for a source with no usable row
+    (:class:`DatasetErrors`, or "no records found") and for a ``mapping`` naming a column the data
+    does not have (:class:`ConfigError`). A judgement file (``data/README.md``) is recognised by its
+    first record and read whole (such files hold labelled samples, not logs).
+    """
+
+    def __init__(
+        self,
+        data: DataSource,
+        *,
+        mapping: Mapping[str, str] | None = None,
+        required_fields: Iterable[str] = (),
+        limit: int | None = None,
+    ) -> None:
+        self.required = check_required_names(required_fields)
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+            raise ConfigError(f"limit must be a positive integer, got {limit!r}")
+        self.limit = limit
+        self.resolver = ColumnResolver(mapping)
+        self.problems: list[DatasetError] = []
+        self.n_samples = 0
+        self.n_problems = 0
+        self._hasher = SampleHasher()
+        self._keys = KeyNumberer()
+        self._done = False
+        self._dataset: Dataset | None = None
+        self._path: Path | None = None
+        self._items: Iterator[Item] = iter(())
+        if isinstance(data, Dataset):
+            if self.resolver.mapping:
+                raise ConfigError("a column mapping applies to tables and records, not to a Dataset")
+            self._dataset = data
+            self.source: str = data.source or "<samples>"
+        else:
+            self.source, self._path, self._items = _items_for(data)
+
+    # -- what the reading found ------------------------------------------------------------------
+    def take_problems(self) -> list[DatasetError]:
+        """The problems found since the last call (and forget them here)."""
+        out, self.problems = self.problems, []
+        return out
+
+    def content_hash(self) -> str:
+        """sha256 over the samples' canonical JSON (see :meth:`Dataset.content_hash`); once read."""
+        if not self._done:
+            raise RuntimeError("the dataset hash is known once the stream has been read to its end")
+        return self._hasher.hexdigest()
+
+    def _problem(self, problem: DatasetError) -> None:
+        self.problems.append(problem)
+        self.n_problems += 1
+
+    def _emit(self, row: int, sample: Sample, generated: bool) -> StreamedSample:
+        self.n_samples += 1
+        self._hasher.update(sample)
+        return StreamedSample(row, sample, self._keys.key(sample, id_from_data=not generated), generated)
+
+    # -- reading ---------------------------------------------------------------------------------
+    def __iter__(self) -> Iterator[StreamedSample]:
+        if self._done or getattr(self, "_started", False):
+            raise RuntimeError("a SampleStream is read once")
+        self._started = True
+        if self._dataset is not None:
+            yield from self._from_dataset(self._dataset)
+        else:
+            try:
+                yield from self._from_records()
+            except _Judgements:
+                if self.resolver.mapping:
+                    raise ConfigError(
+                        f"{self.source} is a judgement file: --map does not apply to it (its fields are fixed)"
+                    ) from None
+                yield from self._from_judgements()
+        self._done = True
+
+    def _from_dataset(self, ds: Dataset) -> Iterator[StreamedSample]:
+        for p in ds.problems:
+            self._problem(p)
+        generated: frozenset[str] = getattr(ds, "generated_ids", frozenset())
+        for row, sample in zip(rows_of(ds), ds.samples, strict=True):
+            if self.limit is not None and self.n_samples >= self.limit:
+                break
+            lacking = missing_problem(sample, self.required, file=ds.source, row=row) if self.required else None
+            if lacking is not None:
+                self._problem(lacking)
+                continue
+            yield self._emit(row, sample, sample.id in generated)
+
+    def _from_judgements(self) -> Iterator[StreamedSample]:
+        judgements = load_judgements(self.source)
+        for p in judgements.problems:
+            self._problem(p)
+        for j in judgements:
+            for sample in j.samples:
+                if self.limit is not None and self.n_samples >= self.limit:
+                    return
+                if self.required:
+                    lacking = missing_problem(sample, self.required, file=self.source, row=j.row)
+                    if lacking is not None:
+                        self._problem(lacking)
+                        continue
+                yield self._emit(j.row, sample, False)
+
+    def _from_records(self) -> Iterator[StreamedSample]:
+        source, resolver, required = self.source, self.resolver, self.required
+        columns: dict[str, None] = {}
+        seen_ids: dict[str, int] = {}
+        first = True
+        n_rows = 0  # rows that gave samples: what ``limit`` counts (a conversation row is one)
+        for row, record in self._items:
+            if self.limit is not None and n_rows >= self.limit:
+                break
+            if isinstance(record, DatasetError):
+                self._problem(record)
+                continue
+            if first and isinstance(record, Mapping):
+                first = False
+                if self._path is not None and is_judgement_record(record):
+                    raise _Judgements()
+            from_data = True
+            try:
+                if isinstance(record, Sample):
+                    if resolver.mapping:
+                        raise ConfigError("a column mapping applies to tables and records, not to Sample objects")
+                    samples = [check_sample(record, row=row, file=source, required_fields=required)]
+                    id_field = "id"
+                    from_data = _has_id(record, resolver)
+                elif isinstance(record, Mapping) and conversation_format(record) is not None:
+                    columns.update(dict.fromkeys(str(k) for k in record))
+                    samples, from_data = read_conversation(
+                        record, row=row, file=source, id_column=resolver.mapping.get("id")
+                    )
+                    id_field = resolver.mapping.get("id", "id")
+                else:
+                    if isinstance(record, Mapping):
+                        columns.update(dict.fromkeys(str(k) for k in record))
+                    samples = [to_sample(record, row=row, file=source, resolver=resolver, required_fields=required)]
+                    id_field = (
+                        resolver.plan(list(record)).get("id", "id") if isinstance(record, Mapping) else "id"
+                    )
+                    from_data = _has_id(record, resolver)
+            except DatasetError as exc:
+                self._problem(exc)
+                continue
+            repeated = next((str(s.id) for s in samples if str(s.id) in seen_ids), None)
+            if repeated is not None:
+                self._problem(
+                    DatasetError(
+                        f"duplicate id {repeated!r} (first at row {seen_ids[repeated]})",
+                        file=source,
+                        row=row,
+                        field=id_field,
+                    )
+                )
+                continue
+            n_rows += 1
+            for sample in samples:
+                seen_ids[str(sample.id)] = row
+                yield self._emit(row, sample, not from_data)
+        if resolver.mapping and columns:
+            check_mapping(resolver.mapping, columns, source=source)
+        if self.n_samples == 0:
+            self._no_usable_row()
+
+    def _no_usable_row(self) -> None:
+        if self.n_problems:
+            n = self.n_problems
+            raise DatasetErrors(
+                self.problems, file=self.source, summary=f"no usable row: all {n} row{'s' if n != 1 else ''} are bad"
+            )
+        raise DatasetError("no records found", file=self.source)
 
 
 def load_dataset(
@@ -174,68 +367,50 @@ def load_dataset(
     :func:`~ragmeter.dataset.validate.require` later for per-metric needs).
     ``limit``: stop after this many samples.
     ``strict``: raise :class:`DatasetErrors` (all problems) instead of skipping bad rows.
+
+    The samples are read by :class:`SampleStream`; a run reads its data through the stream and
+    does not hold them all (see ``ragmeter.run.intake``).
     """
+    if isinstance(data, Dataset):
+        return _load_dataset_object(data, mapping, strict, required_fields, limit)
+    stream = SampleStream(data, mapping=mapping, required_fields=required_fields, limit=limit)
+    items = list(stream)
+    if strict and stream.problems:
+        raise DatasetErrors(stream.problems, file=stream.source)
+    return LoadedDataset(
+        samples=tuple(i.sample for i in items),
+        source=stream.source,
+        problems=tuple(stream.problems),
+        rows=tuple(i.row for i in items),
+        generated_ids=frozenset(str(i.sample.id) for i in items if i.generated_id),
+    )
+
+
+def _load_dataset_object(
+    ds: Dataset,
+    mapping: Mapping[str, str] | None,
+    strict: bool,
+    required_fields: Iterable[str],
+    limit: int | None,
+) -> Dataset:
+    """A :class:`Dataset` given to :func:`load_dataset`: checked for ``required_fields`` and cut to
+    ``limit`` (its own ``problems`` are kept; ``strict`` applies to the new ones)."""
     required = check_required_names(required_fields)
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
         raise ConfigError(f"limit must be a positive integer, got {limit!r}")
-    resolver = ColumnResolver(mapping)
-
-    if isinstance(data, Dataset):
-        if resolver.mapping:
-            raise ConfigError("a column mapping applies to tables and records, not to a Dataset")
-        ds = require(data, required, strict=strict) if required else data
-        if limit is not None and len(ds) > limit:
-            rows = rows_of(ds)
-            ds = LoadedDataset(
-                samples=ds.samples[:limit],
-                source=ds.source,
-                problems=ds.problems,
-                rows=rows[:limit],
-                generated_ids=getattr(ds, "generated_ids", frozenset()),
-            )
-        return ds
-
-    source, path, items = _items_for(data)
-    try:
-        rows_samples, problems, generated = _collect(
-            items, source, resolver, required, limit, detect=path is not None
-        )
-    except _Judgements:
-        if resolver.mapping:
-            raise ConfigError(
-                f"{source} is a judgement file: --map does not apply to it (its fields are fixed)"
-            ) from None
-        judgements = load_judgements(source, strict=strict)
+    if mapping:
+        raise ConfigError("a column mapping applies to tables and records, not to a Dataset")
+    if required:
+        ds = require(ds, required, strict=strict)
+    if limit is not None and len(ds) > limit:
         ds = LoadedDataset(
-            samples=tuple(s for _, s in _expand(judgements)),
-            source=source,
-            problems=judgements.problems,
-            rows=tuple(r for r, _ in _expand(judgements)),
+            samples=ds.samples[:limit],
+            source=ds.source,
+            problems=ds.problems,
+            rows=rows_of(ds)[:limit],
+            generated_ids=getattr(ds, "generated_ids", frozenset()),
         )
-        if required:
-            ds = require(ds, required, strict=strict)  # type: ignore[assignment]
-        if limit is not None and len(ds) > limit:
-            ds = LoadedDataset(
-                samples=ds.samples[:limit], source=ds.source, problems=ds.problems, rows=rows_of(ds)[:limit]
-            )
-        return ds
-
-    if not rows_samples:
-        if problems:
-            n = len(problems)
-            raise DatasetErrors(
-                problems, file=source, summary=f"no usable row: all {n} row{'s' if n != 1 else ''} are bad"
-            )
-        raise DatasetError("no records found", file=source)
-    if strict and problems:
-        raise DatasetErrors(problems, file=source)
-    return LoadedDataset(
-        samples=tuple(s for _, s in rows_samples),
-        source=source,
-        problems=tuple(problems),
-        rows=tuple(r for r, _ in rows_samples),
-        generated_ids=frozenset(generated),
-    )
+    return ds
 
 
 def _has_id(record: Any, resolver: ColumnResolver) -> bool:
@@ -251,80 +426,4 @@ def _has_id(record: Any, resolver: ColumnResolver) -> bool:
     return not is_missing(value) and bool(str(value).strip())
 
 
-def _collect(
-    items: Iterator[Item],
-    source: str,
-    resolver: ColumnResolver,
-    required: tuple[str, ...],
-    limit: int | None,
-    *,
-    detect: bool,
-) -> tuple[list[tuple[int, Sample]], list[DatasetError], set[str]]:
-    """(rows and samples, problems, ids generated from row numbers)."""
-    out: list[tuple[int, Sample]] = []
-    generated: set[str] = set()
-    problems: list[DatasetError] = []
-    columns: dict[str, None] = {}
-    seen_ids: dict[str, int] = {}
-    first = True
-    n_rows = 0
-    for row, record in items:
-        if limit is not None and n_rows >= limit:
-            break
-        if isinstance(record, DatasetError):
-            problems.append(record)
-            continue
-        if first and isinstance(record, Mapping):
-            first = False
-            if detect and is_judgement_record(record):
-                raise _Judgements()
-        from_data = True
-        try:
-            if isinstance(record, Sample):
-                if resolver.mapping:
-                    raise ConfigError("a column mapping applies to tables and records, not to Sample objects")
-                samples = [check_sample(record, row=row, file=source, required_fields=required)]
-                id_field = "id"
-            elif isinstance(record, Mapping) and conversation_format(record) is not None:
-                columns.update(dict.fromkeys(str(k) for k in record))
-                samples, from_data = read_conversation(
-                    record, row=row, file=source, id_column=resolver.mapping.get("id")
-                )
-                id_field = resolver.mapping.get("id", "id")
-            else:
-                if isinstance(record, Mapping):
-                    columns.update(dict.fromkeys(str(k) for k in record))
-                samples = [to_sample(record, row=row, file=source, resolver=resolver, required_fields=required)]
-                id_field = (
-                    resolver.plan(list(record)).get("id", "id") if isinstance(record, Mapping) else "id"
-                )
-                from_data = _has_id(record, resolver)
-        except DatasetError as exc:
-            problems.append(exc)
-            continue
-        if isinstance(record, Sample):
-            from_data = _has_id(record, resolver)
-        repeated = next((str(s.id) for s in samples if str(s.id) in seen_ids), None)
-        if repeated is not None:
-            problems.append(
-                DatasetError(
-                    f"duplicate id {repeated!r} (first at row {seen_ids[repeated]})",
-                    file=source,
-                    row=row,
-                    field=id_field,
-                )
-            )
-            continue
-        n_rows += 1
-        for sample in samples:
-            sid = str(sample.id)
-            seen_ids[sid] = row
-            out.append((row, sample))
-            if not from_data:
-                generated.add(sid)
-    if resolver.mapping and columns:
-        check_mapping(resolver.mapping, columns, source=source)
-    return out, problems, generated
-
-
-__all__ = ["DatasetErrors", "LoadedDataset", "load_dataset"]
+__all__ = ["DatasetErrors", "LoadedDataset", "SampleStream", "StreamedSample", "load_dataset"]

@@ -49,6 +49,9 @@ _NO_USAGE = Usage()
 STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed")
 #: a run is not started (or resumed) with less free space than this on the store's disk
 MIN_FREE_BYTES = 16 * 1024 * 1024
+#: samples read back per query by :meth:`RunStore.iter_samples`
+SAMPLE_PAGE = 512
+
 
 _now = utc_now
 
@@ -374,9 +377,25 @@ class RunStore(LabelsMixin):
             )
 
     def load_samples(self, run_id: str) -> list[tuple[int, Sample]]:
+        """Every sample of a run, by index (all in memory: :meth:`iter_samples` reads a page at a time)."""
+        return [item for page in self.iter_samples(run_id) for item in page]
+
+    def iter_samples(self, run_id: str, *, page: int = SAMPLE_PAGE) -> Iterator[list[tuple[int, Sample]]]:
+        """A run's samples by index, ``page`` at a time (a list of ``(idx, sample)`` per page), so a
+        large run is read back without holding it. Scores buffered for a group commit stay buffered
+        (samples are never buffered)."""
         rid = self.get_run(run_id).run_id
-        rows = self._query("SELECT idx, sample FROM samples WHERE run_id = ? ORDER BY idx", (rid,))
-        return [(int(idx), Sample.from_dict(loads(text))) for idx, text in rows]
+        after = -1
+        while True:
+            with self._lock:
+                rows = self._connection().execute(
+                    "SELECT idx, sample FROM samples WHERE run_id = ? AND idx > ? ORDER BY idx LIMIT ?",
+                    (rid, after, page),
+                ).fetchall()
+            if not rows:
+                return
+            yield [(int(idx), Sample.from_dict(loads(text))) for idx, text in rows]
+            after = int(rows[-1][0])
 
     def load_keys(self, run_id: str) -> dict[int, str]:
         """``{idx: key}`` of a run's samples. Runs recorded before keys were stored (schema 1) get
@@ -439,12 +458,17 @@ class RunStore(LabelsMixin):
             if len(self._pending) >= self.group_rows:
                 self._flush_locked()
 
-    def completed_jobs(self, run_id: str) -> set[tuple[int, str]]:
-        """(idx, metric) jobs that have a stored score, valid or invalid."""
+    def completed_jobs(self, run_id: str, *, between: tuple[int, int] | None = None) -> set[tuple[int, str]]:
+        """(idx, metric) jobs that have a stored score, valid or invalid (``between``: of the samples
+        with an index in this closed range only)."""
         rid = self.get_run(run_id).run_id
-        return {
-            (int(i), m) for i, m in self._query("SELECT idx, metric FROM scores WHERE run_id = ?", (rid,))
-        }
+        if between is None:
+            rows = self._query("SELECT idx, metric FROM scores WHERE run_id = ?", (rid,))
+        else:
+            rows = self._query(
+                "SELECT idx, metric FROM scores WHERE run_id = ? AND idx BETWEEN ? AND ?", (rid, *between)
+            )
+        return {(int(i), m) for i, m in rows}
 
     def valid_jobs(self, run_id: str) -> set[tuple[int, str]]:
         """(idx, metric) jobs whose stored score is valid (a resume may retry the others)."""

@@ -100,32 +100,39 @@ def estimate_run(
     mapping: Mapping[str, str] | None = None,
     limit: int | None = None,
 ) -> Estimate:
-    from ragmeter.dataset.sources import load_dataset
-    from ragmeter.run.runner import check_judge_supports, plan_jobs
+    """Count what a run of ``metrics`` on ``data`` with ``judge`` would do, calling nothing.
+
+    The data are read as a stream, like a run's (:mod:`ragmeter.run.intake`): once to count samples,
+    problems and jobs, and once more to rehearse an LLM judge's requests, a window of jobs at a
+    time, so a dry run of a large file holds no more than a run of it does."""
+    from ragmeter.dataset.sources import SampleStream
+    from ragmeter.judges.llm import LLMJudge
+    from ragmeter.run.intake import Reading
+    from ragmeter.run.runner import check_judge_supports
 
     metric_list = resolve_metrics(list(metrics))
     check_judge_supports(metric_list, judge)
-    dataset = load_dataset(data, mapping=mapping, limit=limit)
-    plan = plan_jobs(dataset, metric_list)
-    est = Estimate(
-        n_samples=len(dataset),
-        n_problems=len(plan.problems),
-        judge=judge.name,
-        per_metric={m.name: {} for m in metric_list},
-        problems=[str(p) for p in plan.problems],
-    )
-    from ragmeter.judges.llm import LLMJudge
-
-    # Only an LLM judge sends requests; the local judge answers every step on this machine.
-    for job in plan.jobs:
-        est.embed_texts += 4 * sum(1 for step in job.metric.steps if step == "embed")
-    if isinstance(judge, LLMJudge) and plan.jobs:
-        _rehearse(est, dataset, metric_list, judge)
+    reading = Reading(SampleStream(data, mapping=mapping, limit=limit), metric_list)
+    est = Estimate(n_samples=0, n_problems=0, judge=judge.name, per_metric={m.name: {} for m in metric_list})
+    embeds = {m.name: 4 * sum(1 for step in m.steps if step == "embed") for m in metric_list}
+    for _, _, able in reading:
+        # Only an LLM judge sends requests; the local judge answers every step on this machine.
+        est.embed_texts += sum(embeds[m.name] for m in able)
+        est.problems.extend(str(p) for p in reading.take_problems())
+    est.problems.extend(str(p) for p in reading.take_problems())
+    est.n_samples = reading.intake.n_samples
+    est.n_problems = reading.intake.n_problems
+    if isinstance(judge, LLMJudge) and reading.intake.n_jobs:
+        stream = SampleStream(data, mapping=mapping, limit=limit)
+        _rehearse(est, stream, metric_list, judge, reading.intake.jobs_per_metric)
     return est
 
 
-def _rehearse(est: Estimate, dataset: Any, metrics: Sequence[Any], judge: Any) -> None:
-    """Run ``metrics`` on ``dataset`` with a rehearsal copy of ``judge`` and count its requests."""
+def _rehearse(
+    est: Estimate, stream: Any, metrics: Sequence[Any], judge: Any, jobs_per_metric: Mapping[str, int]
+) -> None:
+    """Run ``metrics`` on the samples of ``stream`` with a rehearsal copy of ``judge`` and count
+    its requests as each job finishes (nothing is kept)."""
     import numpy as np
 
     from ragmeter.judges.cache import NullCache
@@ -134,7 +141,10 @@ def _rehearse(est: Estimate, dataset: Any, metrics: Sequence[Any], judge: Any) -
     from ragmeter.judges.llm import LLMJudge
     from ragmeter.judges.providers.fake import hash_embedding
     from ragmeter.judges.providers.rehearsal import RehearsalProvider
-    from ragmeter.run.runner import aevaluate
+    from ragmeter.log.store import ScoreRow
+    from ragmeter.run.config import RunConfig
+    from ragmeter.run.executor import apply_run_concurrency, run_jobs, steps_of_metrics
+    from ragmeter.run.intake import memory_jobs
     from ragmeter.run.sync import run_sync
 
     class _Embedder:
@@ -152,8 +162,8 @@ def _rehearse(est: Estimate, dataset: Any, metrics: Sequence[Any], judge: Any) -
         judge.prompts_dir,
         combine=judge.combine_steps,
     )
-    result = run_sync(aevaluate(dataset, list(metrics), rehearsal, concurrency=64))
-    for row in result.rows:
+
+    def count(row: ScoreRow) -> None:
         for call in row.calls:
             if call["step"] == "embed":
                 continue
@@ -164,3 +174,26 @@ def _rehearse(est: Estimate, dataset: Any, metrics: Sequence[Any], judge: Any) -
             e.calls += int(call["usage"]["requests"])
             e.prompt_tokens += int(call["usage"]["prompt_tokens"])
             e.completion_tokens += int(call["usage"]["completion_tokens"])
+
+    config = RunConfig(concurrency=64, progress=False)
+    apply_run_concurrency(rehearsal, config.concurrency)
+    samples = ((idx, item.sample) for idx, item in enumerate(stream))
+    used = [m for m in metrics if jobs_per_metric.get(m.name)]
+
+    async def rehearse() -> None:
+        try:
+            await run_jobs(
+                memory_jobs(samples, metrics),
+                rehearsal,
+                config,
+                None,
+                "dry-run",
+                keep_rows=False,
+                total=sum(jobs_per_metric.values()),
+                steps=steps_of_metrics(used),
+                sink=count,
+            )
+        finally:
+            await rehearsal.aclose()
+
+    run_sync(rehearse())

@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -146,7 +146,7 @@ async def score_batch(batch: Batch, judge: Judge) -> list[tuple[Job, Score, Call
     ]
 
 
-def work_units(jobs: Sequence[Job]) -> Iterator[Job | Batch]:
+def work_units(jobs: Iterable[Job]) -> Iterator[Job | Batch]:
     """Jobs in order, with the jobs of each batchable metric gathered into batches of its
     ``batch_size`` (a batch is yielded once full, or at the end)."""
     pending: dict[int, list[Job]] = {}
@@ -185,7 +185,8 @@ def apply_run_concurrency(judge: Judge, n: int) -> None:
 class Recorder:
     """Where finished jobs go, whatever engine ran them: the run store (committed in groups, and
     every ``COMMIT_INTERVAL_S`` by a background task while the recorder is entered), the progress
-    bar, and, when ``keep_rows``, a list for an in-memory result."""
+    bar, when ``keep_rows`` a list for an in-memory result, and ``sink`` (a callable given each
+    row, with its calls as dicts, as it is recorded)."""
 
     def __init__(
         self,
@@ -196,10 +197,12 @@ class Recorder:
         progress: bool | None,
         keep_rows: bool,
         in_flight: Callable[[], int] | None = None,
+        sink: Callable[[ScoreRow], None] | None = None,
     ) -> None:
         self.store = store
         self.run_id = run_id
         self.keep_rows = keep_rows
+        self.sink = sink
         self.rows: list[ScoreRow] = []
         self.done = 0
         self._progress = Progress(total, enabled=progress, in_flight=in_flight)
@@ -221,13 +224,15 @@ class Recorder:
             )
         if self.keep_rows:
             self.rows.append(row)
+        if self.sink is not None:
+            self.sink(row)
         self._progress.advance(invalid=not row.score.valid, usage=row.usage)
 
     def add_log(self, job: Job, score: Score, log: CallLog, duration: float) -> None:
         from ragmeter.log.serialize import call_to_dict
         from ragmeter.log.store import ScoreRow
 
-        calls = [call_to_dict(c) for c in log.calls] if self.keep_rows else []
+        calls = [call_to_dict(c) for c in log.calls] if self.keep_rows or self.sink is not None else []
         self.add(ScoreRow(job.idx, job.metric.name, score, log.usage, calls, duration), log.calls)
 
     async def _commit_loop(self) -> None:
@@ -253,19 +258,30 @@ class Recorder:
 
 
 async def run_jobs(
-    jobs: Sequence[Job],
+    jobs: Iterable[Job],
     judge: Judge,
     config: RunConfig,
     store: Any,
     run_id: str,
     *,
     keep_rows: bool,
+    total: int | None = None,
+    steps: frozenset[str] | None = None,
+    sink: Callable[[ScoreRow], None] | None = None,
 ) -> tuple[list[ScoreRow], int]:
     """Run ``jobs`` in this process; record each result. Returns (rows kept in memory when
-    ``keep_rows``, jobs done)."""
+    ``keep_rows``, jobs done).
+
+    ``jobs`` may be a lazy iterator (a run's jobs are made as the workers ask for them, so only
+    those in flight are in memory); then ``total`` (how many there are) and ``steps`` (the judge
+    steps their metrics ask, for the judge's warm-up) are given, as a list's are found from it.
+    ``sink``: see :class:`Recorder`."""
+    if total is None or steps is None:
+        listed = jobs if isinstance(jobs, Sequence) else list(jobs)
+        jobs, total, steps = listed, len(listed), steps_of(listed) if steps is None else steps
     in_flight = (lambda: int(getattr(judge, "in_flight", 0))) if hasattr(judge, "in_flight") else None
     recorder = Recorder(
-        store, run_id, len(jobs), progress=config.progress, keep_rows=keep_rows, in_flight=in_flight
+        store, run_id, total, progress=config.progress, keep_rows=keep_rows, in_flight=in_flight, sink=sink
     )
     units = work_units(jobs)
 
@@ -277,7 +293,7 @@ async def run_jobs(
             else:
                 recorder.add_log(unit, *await score_one(unit, judge))
 
-    n_workers = max(1, min(config.concurrency * JOBS_PER_SLOT, len(jobs)))
+    n_workers = max(1, min(config.concurrency * JOBS_PER_SLOT, total))
     async with recorder:
         listening = current_retry_listener.set(recorder.on_retry)  # the workers inherit it
         tasks: list[asyncio.Future[None]] = []
@@ -296,7 +312,7 @@ async def run_jobs(
         finally:
             current_retry_listener.reset(listening)
         warm_up = getattr(judge, "warm_up", None)
-        warming = asyncio.ensure_future(warm_up(steps_of(jobs))) if callable(warm_up) and jobs else None
+        warming = asyncio.ensure_future(warm_up(steps)) if callable(warm_up) and total else None
         try:
             await gather_or_cancel(tasks)
         finally:
@@ -307,7 +323,11 @@ async def run_jobs(
     return recorder.rows, recorder.done
 
 
-def steps_of(jobs: Sequence[Job]) -> frozenset[str]:
+def steps_of(jobs: Iterable[Job]) -> frozenset[str]:
     """The judge steps the jobs' metrics ask for."""
-    metrics = {id(j.metric): j.metric for j in jobs}
-    return frozenset(step for m in metrics.values() for step in m.steps)
+    return steps_of_metrics({id(j.metric): j.metric for j in jobs}.values())
+
+
+def steps_of_metrics(metrics: Iterable[Metric]) -> frozenset[str]:
+    """The judge steps ``metrics`` ask for."""
+    return frozenset(step for m in metrics for step in m.steps)

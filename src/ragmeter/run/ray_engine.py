@@ -13,7 +13,9 @@
 - Shards hold whole samples (every metric of a sample goes to the same worker, so the memo shares
   their steps). Each worker has at most two shards queued; as a shard finishes, its scores are
   recorded in the driver's run store (committed in groups, like the local engine) and the worker
-  gets the next one. A run that stops half way resumes with either engine.
+  gets the next one, cut then from the run's jobs (which the driver reads back from its store a
+  page at a time, as the local engine does: the driver holds the shards queued, not the run). A
+  run that stops half way resumes with either engine.
 
 Ray is an optional dependency (``pip install "ragmeter[ray]"``), imported only here.
 """
@@ -23,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError
@@ -99,10 +101,14 @@ class Worker:
         self.loop.close()
 
 
-def shards(jobs: Sequence[Job], n_workers: int) -> Iterator[list[Job]]:
+def shards(jobs: Iterable[Job], n_workers: int, n_samples: int | None = None) -> Iterator[list[Job]]:
     """Jobs in shards of whole samples: at most SHARD_SAMPLES samples, and small enough that each
-    worker gets several shards (a slow shard at the end then costs less)."""
-    n_samples = len({j.idx for j in jobs})
+    worker gets several shards (a slow shard at the end then costs less). ``jobs`` may be a lazy
+    iterator (a shard is cut as it is needed); then ``n_samples`` says about how many samples
+    they hold (a list is counted)."""
+    if n_samples is None:
+        jobs = list(jobs)
+        n_samples = len({j.idx for j in jobs})
     size = max(1, min(SHARD_SAMPLES, -(-n_samples // (n_workers * 4))))
     shard: list[Job] = []
     samples: set[int] = set()
@@ -128,15 +134,24 @@ def total_concurrency(recipe: Mapping[str, Any], config: RunConfig) -> int:
 
 
 async def run_jobs_ray(
-    jobs: Sequence[Job],
+    jobs: Iterable[Job],
     recipe: Mapping[str, Any],
     config: RunConfig,
     store: Any,
     run_id: str,
     *,
     keep_rows: bool,
+    total: int | None = None,
+    n_samples: int | None = None,
 ) -> tuple[list[ScoreRow], int]:
-    """Run ``jobs`` on Ray workers; record each result on the driver as its shard returns."""
+    """Run ``jobs`` on Ray workers; record each result on the driver as its shard returns. ``jobs``
+    may be a lazy iterator: shards are cut from it as workers free up, so the driver holds the
+    shards queued, not the run; ``total`` is then their number and ``n_samples`` about how many
+    samples they hold (both are found from a list)."""
+    if total is None:
+        jobs = list(jobs)
+        total = len(jobs)
+        n_samples = len({j.idx for j in jobs})
     ray = import_ray()
     started_here = not ray.is_initialized()
     if started_here:
@@ -149,18 +164,18 @@ async def run_jobs_ray(
             # a local cluster's workers import what the driver imports (a remote one has its own)
             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(_import_paths())}} if local else None,
         )
-    recorder = Recorder(store, run_id, len(jobs), progress=config.progress, keep_rows=keep_rows)
+    recorder = Recorder(store, run_id, total, progress=config.progress, keep_rows=keep_rows)
     actors: list[Any] = []
     pending: dict[Any, Any] = {}  # ObjectRef -> actor
     try:
-        if not jobs:
+        if not total:
             return [], 0
-        total = total_concurrency(recipe, config)
-        n_workers = _worker_count(ray, config, total)
-        per_worker = max(1, total // n_workers)
+        slots = total_concurrency(recipe, config)
+        n_workers = _worker_count(ray, config, slots)
+        per_worker = max(1, slots // n_workers)
         actor_cls = ray.remote(num_cpus=1)(Worker)
         actors = [actor_cls.remote(dict(recipe), per_worker) for _ in range(n_workers)]
-        todo = shards(jobs, n_workers)
+        todo = shards(jobs, n_workers, n_samples if n_samples is not None else total)
 
         def submit(actor: Any) -> None:
             shard = next(todo, None)

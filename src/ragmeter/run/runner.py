@@ -1,6 +1,10 @@
-"""The async core of evaluation: plan (sample x metric) jobs, run them under a bound, record each.
+"""The async core of evaluation: read the data into the run, run its (sample x metric) jobs under
+a bound, record each.
 
 ``aevaluate`` is the one implementation; ``evaluate`` (in :mod:`ragmeter.run.api`) only runs it.
+Rows stream (:mod:`ragmeter.run.intake`): the data are read, checked and recorded a chunk at a
+time, then the jobs are made from the recorded samples as the workers ask for them, and the
+result reads the record back; memory holds a window of the run, not the run.
 """
 
 from __future__ import annotations
@@ -8,34 +12,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import platform
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from ragmeter.dataset.keys import sample_keys
-from ragmeter.dataset.sample import Dataset
+from ragmeter.dataset.sources import DatasetErrors, SampleStream
 from ragmeter.errors import ConfigError, DatasetError, RagmeterError, RunError, UnsupportedStepError, add_note
 from ragmeter.judges.base import Judge
 from ragmeter.metrics.base import Metric
 from ragmeter.metrics.registry import resolve_metrics
 from ragmeter.run.config import RunConfig
-from ragmeter.run.executor import COMMIT_GROUP_ROWS, Job, apply_run_concurrency, run_jobs
+from ragmeter.run.executor import COMMIT_GROUP_ROWS, Job, apply_run_concurrency, run_jobs, steps_of_metrics
+from ragmeter.run.intake import (
+    Intake,
+    count_stored_jobs,
+    intake_to_memory,
+    intake_to_store,
+    memory_jobs,
+    stored_jobs,
+)
 from ragmeter.run.result import Result
 from ragmeter.run.turns import check_rewrite_support
 
 RUN_FORMAT_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a run will do: the jobs, and the problems found before any judge call."""
-
-    dataset: Dataset
-    metrics: list[Metric]
-    jobs: list[Job]
-    problems: list[DatasetError]  # load problems + missing fields, in input order
-    n_skipped_rows: int  # rows that cannot be scored by any metric (or could not be read)
 
 
 def resolve_judge(judge: Any) -> Judge:
@@ -68,46 +67,6 @@ def check_judge_supports(metrics: Sequence[Metric], judge: Judge) -> None:
         )
 
 
-def plan_jobs(dataset: Dataset, metrics: Sequence[Metric], *, strict: bool = False) -> Plan:
-    """Check every sample against the required fields of every metric of its level (a conversation
-    metric scores conversation samples, the others plain and turn samples); build the job list. A
-    sample that no metric of its level can score is skipped; one of a level no metric has is not."""
-    from ragmeter.dataset.sources import DatasetErrors
-
-    problems: list[DatasetError] = list(dataset.problems)
-    jobs: list[Job] = []
-    rows = getattr(dataset, "rows", None)
-    unscorable = 0
-    levels = {m.level for m in metrics}
-    for idx, sample in enumerate(dataset.samples):
-        row = rows[idx] if rows else idx + 1
-        n_jobs = 0
-        for metric in metrics:
-            if metric.level != sample.level:  # a conversation metric on a turn, or the reverse
-                continue
-            missing = [f for f in metric.requires if not sample.has(f)]
-            if missing:
-                for f in missing:
-                    value = getattr(sample, f, None)
-                    what = "is empty" if value not in (None, ()) else "is missing"
-                    problems.append(
-                        DatasetError(
-                            f"{what}; metric {metric.name!r} needs it",
-                            file=dataset.source,
-                            row=row,
-                            field=f,
-                        )
-                    )
-                continue
-            jobs.append(Job(idx, metric, sample))
-            n_jobs += 1
-        if n_jobs == 0 and sample.level in levels:
-            unscorable += 1
-    if strict and problems:
-        raise DatasetErrors(problems)
-    return Plan(dataset, list(metrics), jobs, problems, len(dataset.problems) + unscorable)
-
-
 def _package_versions() -> dict[str, str]:
     from ragmeter import __version__
 
@@ -115,19 +74,21 @@ def _package_versions() -> dict[str, str]:
 
 
 def build_meta(
-    plan: Plan, judge: Judge, config: RunConfig, extra: Mapping[str, Any] | None = None
+    metrics: Sequence[Metric],
+    judge: Judge,
+    config: RunConfig,
+    extra: Mapping[str, Any] | None = None,
+    data: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The run record's header. ``data``: what the intake found (:meth:`Intake.meta`: source,
+    dataset hash, counts); a run with a store records it once its data have been read."""
     judge_desc = dict(judge.describe())
     judge_desc.setdefault("name", judge.name)
     return {
         "format_version": RUN_FORMAT_VERSION,
         "created_at": datetime.now(timezone.utc).isoformat(),
         "versions": _package_versions(),
-        "source": plan.dataset.source,
-        "dataset_hash": plan.dataset.content_hash(),
-        "n_samples": len(plan.dataset),
-        "n_skipped_rows": plan.n_skipped_rows,
-        "n_problems": len(plan.problems),
+        **dict(data or {}),
         "metrics": [
             {
                 **m.spec(),
@@ -137,7 +98,7 @@ def build_meta(
                 "higher_is_better": m.higher_is_better,
                 "level": m.level,
             }
-            for m in plan.metrics
+            for m in metrics
         ],
         "judge": judge_desc,
         "prompt_versions": judge_desc.get("prompts", {}),
@@ -171,8 +132,6 @@ async def aevaluate(
     elif options:
         raise ConfigError(f"give either config or keyword options, not both: {sorted(options)}")
 
-    from ragmeter.dataset.sources import load_dataset
-
     metric_list = resolve_metrics(metrics)
     owns_judge = judge is None or isinstance(judge, (str, Mapping))  # we built it, so we close it
     the_judge = resolve_judge(judge)
@@ -190,72 +149,74 @@ async def aevaluate(
             store.close()
             raise
     try:
+        memory: tuple[list[tuple[int, Any]], list[str], list[DatasetError]] | None = None
         if config.resume is not None:
             if store is None:
                 raise ConfigError("resume needs the run store directory (out=...)")
-            info = store.get_run(config.resume)
-            run_id = info.run_id
-            dataset = Dataset(tuple(s for _, s in store.load_samples(run_id)), source=info.meta.get("source"))
-            if data is not None:
-                if load_dataset(data, mapping=mapping).content_hash() != info.meta.get("dataset_hash"):
-                    raise RunError(
-                        f"the data differs from run {run_id}'s (dataset hash changed); "
-                        "start a new run instead of resuming"
-                    )
-            stored_names = [m["name"] for m in info.meta.get("metrics", [])]
-            if stored_names != [m.name for m in metric_list]:
-                raise RunError(
-                    f"run {run_id} was started with metrics {stored_names}; "
-                    f"resume with the same metrics, not {[m.name for m in metric_list]}"
-                )
-            plan = plan_jobs(dataset, metric_list, strict=False)
-            check_rewrite_support(plan.jobs, the_judge)
-            done = store.completed_jobs(run_id)
-            jobs = [j for j in plan.jobs if (j.idx, j.metric.name) not in done]
-            run_meta = info.meta
+            run_id, run_meta, intake = _prepare_resume(store, config.resume, data, mapping, metric_list)
+            check_rewrite_support(intake.rewrites.values(), the_judge)
+            jobs: Iterable[Job] = stored_jobs(store, run_id, metric_list, skip_done=True)
             store.set_status(run_id, "running")
         else:
-            dataset = load_dataset(data, mapping=mapping, strict=config.strict, limit=config.limit)
-            keys = sample_keys(dataset.samples, getattr(dataset, "generated_ids", ()))
-            plan = plan_jobs(dataset, metric_list, strict=config.strict)
-            check_rewrite_support(plan.jobs, the_judge)
-            jobs = plan.jobs
+            stream = SampleStream(data, mapping=mapping, limit=config.limit)
+            extra_meta = dict(meta or {})
+            if isinstance(judge, Mapping):  # a recipe rebuilds the judge for --resume and Ray workers
+                extra_meta.setdefault("judge_recipe", dict(judge))
             if store is not None:
                 from ragmeter.log.store import new_run_id
 
                 run_id = config.run_id or new_run_id()
+                run_meta = build_meta(metric_list, the_judge, config, extra_meta, {"source": stream.source})
+                store.create_run(run_id, run_meta)
+                intake = _read_into_store(stream, metric_list, store, run_id, the_judge, strict=config.strict)
+                store.update_meta(run_id, intake.meta())
+                run_meta.update(intake.meta())
+                jobs = stored_jobs(store, run_id, metric_list)
             else:
                 run_id = config.run_id or "in-memory"
-            extra_meta = dict(meta or {})
-            if isinstance(judge, Mapping):  # a recipe rebuilds the judge for --resume and Ray workers
-                extra_meta.setdefault("judge_recipe", dict(judge))
-            run_meta = build_meta(plan, the_judge, config, extra_meta)
-            if store is not None:
-                store.create_run(run_id, run_meta)
-                store.add_samples(run_id, list(enumerate(dataset.samples)), keys)
-                store.add_problems(run_id, plan.problems)
-
+                intake, samples, keys, problems = intake_to_memory(stream, metric_list)
+                if config.strict and problems:
+                    raise DatasetErrors(problems, file=stream.source)
+                check_rewrite_support(intake.rewrites.values(), the_judge)
+                memory = (samples, keys, problems)
+                run_meta = build_meta(metric_list, the_judge, config, extra_meta, intake.meta())
+                jobs = memory_jobs(samples, metric_list)
+        per_metric = intake.jobs_per_metric
+        total = sum(per_metric.values())
+        steps = steps_of_metrics(m for m in metric_list if per_metric.get(m.name))
         if config.engine == "ray":
             from ragmeter.run.ray_engine import judge_source, run_jobs_ray
 
             recipe = judge_source(judge, run_meta)
-            rows, n_done = await run_jobs_ray(jobs, recipe, config, store, run_id, keep_rows=store is None)
+            rows, n_done = await run_jobs_ray(
+                jobs,
+                recipe,
+                config,
+                store,
+                run_id,
+                keep_rows=store is None,
+                total=total,
+                n_samples=max(per_metric.values(), default=0),
+            )
         else:
-            rows, n_done = await run_jobs(jobs, the_judge, config, store, run_id, keep_rows=store is None)
+            rows, n_done = await run_jobs(
+                jobs, the_judge, config, store, run_id, keep_rows=store is None, total=total, steps=steps
+            )
 
         if store is not None:
             _record_judge(store, run_id, the_judge)
             store.set_status(run_id, "finished", {"finished_jobs": n_done})
-            # the record is the result: drop the inputs' object graph before reading it back
-            del jobs, plan, dataset
+            del jobs
             result = Result.from_store(config.out, run_id)  # type: ignore[arg-type]
         else:
+            assert memory is not None
+            samples, keys, problems = memory
             result = Result(
                 run_id=run_id,
                 meta=run_meta,
-                samples=list(enumerate(dataset.samples)),
+                samples=samples,
                 keys=dict(enumerate(keys)),
-                problems=plan.problems,
+                problems=problems,
                 rows=rows,
                 metric_names=[m.name for m in metric_list],
                 bootstrap_resamples=config.bootstrap_resamples,
@@ -276,6 +237,54 @@ async def aevaluate(
         if owns_judge:
             with contextlib.suppress(Exception):
                 await the_judge.aclose()
+
+
+def _read_into_store(
+    stream: SampleStream, metrics: Sequence[Metric], store: Any, run_id: str, judge: Judge, *, strict: bool
+) -> Intake:
+    """The intake of a new run with a store. A run whose data cannot be read (or, ``strict``, has a
+    bad row; or has turns to rewrite and a judge without that step) is deleted again, nothing of it
+    scored, and the error raised."""
+    try:
+        intake, problems = intake_to_store(stream, metrics, store, run_id, keep_problems=strict)
+        if strict and problems:
+            raise DatasetErrors(problems, file=stream.source)
+        check_rewrite_support(intake.rewrites.values(), judge)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            store.delete_run(run_id)
+        raise
+    return intake
+
+
+def _prepare_resume(
+    store: Any, ref: str, data: Any, mapping: Mapping[str, str] | None, metrics: Sequence[Metric]
+) -> tuple[str, dict[str, Any], Intake]:
+    """(run id, run meta, what is left to score) of the run to resume; RunError when the data given
+    differ from the run's (the dataset hash, computed as the data stream past) or the metrics do."""
+    info = store.get_run(ref)
+    run_id, run_meta = info.run_id, info.meta
+    if run_meta.get("dataset_hash") is None:
+        raise RunError(
+            f"run {run_id} stopped while its data were being read, before any score; start a new run"
+        )
+    if data is not None:
+        limit = (run_meta.get("config") or {}).get("limit")
+        stream = SampleStream(data, mapping=mapping, limit=limit)
+        for _ in stream:
+            pass
+        if stream.content_hash() != run_meta.get("dataset_hash"):
+            raise RunError(
+                f"the data differs from run {run_id}'s (dataset hash changed); "
+                "start a new run instead of resuming"
+            )
+    stored_names = [m["name"] for m in run_meta.get("metrics", [])]
+    if stored_names != [m.name for m in metrics]:
+        raise RunError(
+            f"run {run_id} was started with metrics {stored_names}; "
+            f"resume with the same metrics, not {[m.name for m in metrics]}"
+        )
+    return run_id, run_meta, count_stored_jobs(store, run_id, metrics)
 
 
 def _record_judge(store: Any, run_id: str, judge: Judge) -> None:
