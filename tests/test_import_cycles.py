@@ -27,11 +27,7 @@ PACKAGE = "ragmeter"
 
 #: Cycles being broken elsewhere (issue 20, section 3): name -> the modules of the cycle.
 #: Delete an entry when its cycle is gone (the strict xfail below says when).
-KNOWN_CYCLES: Mapping[str, frozenset[str]] = {
-    "text.py <-> local/claims.py via local/features.py (issue 20)": frozenset(
-        {"ragmeter.text", "ragmeter.local.claims", "ragmeter.local.features"}
-    ),
-}
+KNOWN_CYCLES: Mapping[str, frozenset[str]] = {}
 
 
 def _modules() -> dict[str, Path]:
