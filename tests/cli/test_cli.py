@@ -214,12 +214,21 @@ def test_agreement_json_keys(tmp_path: Path, fake_openai_server) -> None:  # typ
         "metric",
         "judge",
         "kind",
+        "accuracy",
+        "kappa",
+        "tpr",
+        "tnr",
         "auc",
         "balanced_accuracy",
         "ci95",
         "n",
         "n_invalid",
+        "base_rate",
+        "threshold",
+        "confusion",
+        "disagreements",
     }
+    assert set(kinds["binary"]["ci95"]) == {"accuracy", "kappa", "tpr", "tnr", "auc", "balanced_accuracy"}
     assert kinds["pair"]["n"] + kinds["pair"]["n_invalid"] == 2
 
 

@@ -152,7 +152,7 @@ def test_split_commands_keeps_quoted_operators() -> None:
         (["runs"], "ragmeter runs: missing command"),
         (
             ["agreement", "no/such/file.jsonl"],
-            "ragmeter agreement: Invalid value for 'FILES...'",
+            "ragmeter agreement: Invalid value for 'FILE... | RUN'",
         ),
         (["compare", "v1"], "ragmeter compare: Missing argument 'RUN_B'."),
         (

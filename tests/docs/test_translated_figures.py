@@ -56,6 +56,7 @@ COUNTERPARTS: Mapping[str, tuple[str, ...]] = {
     "docs/zh/local-judge.md": ("docs/local-judge.md", "docs/performance.md", "README.md"),
     "docs/zh/metrics.md": ("docs/metrics.md",),
     "docs/zh/reports.md": ("docs/report.md",),
+    "docs/zh/trust.md": ("docs/trust.md",),
 }
 
 #: unit -> (Chinese pattern, English pattern), each with one group: the integer.

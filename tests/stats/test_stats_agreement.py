@@ -31,9 +31,24 @@ def test_pairs_all_invalid() -> None:
 def test_binary_points() -> None:
     scores = [0.9, 0.6, 0.4, 0.2, 0.7, None]
     labels = [1, 1, 1, 0, 0, 1]
-    out = agreement_summary("point", "binary", scores=scores, labels=labels, threshold=0.5)
-    assert set(out) == {"auc", "balanced_accuracy", "ci95", "n", "n_invalid"}
-    assert set(out["ci95"]) == {"auc", "balanced_accuracy"}
+    out = agreement_summary(
+        "point", "binary", scores=scores, labels=labels, threshold=0.5, ids=list("abcdef")
+    )
+    assert set(out) == {
+        "accuracy", "kappa", "tpr", "tnr", "auc", "balanced_accuracy", "ci95", "n", "n_invalid", "base_rate",
+        "threshold", "confusion", "disagreements",
+    }  # fmt: skip
+    assert set(out["ci95"]) == {"accuracy", "kappa", "tpr", "tnr", "auc", "balanced_accuracy"}
+    # at 0.5 the judge passes 0.9, 0.6, 0.7: right on 0.9, 0.6 (label 1) and 0.2 (label 0)
+    assert out["accuracy"] == pytest.approx(3 / 5) and out["base_rate"] == pytest.approx(3 / 5)
+    assert out["tpr"] == pytest.approx(2 / 3) and out["tnr"] == pytest.approx(1 / 2)
+    # kappa: p_o = 0.6, p_e = 0.6 * 0.6 + 0.4 * 0.4 = 0.52
+    assert out["kappa"] == pytest.approx((0.6 - 0.52) / 0.48)
+    assert out["confusion"] == {"tp": 2, "fn": 1, "fp": 1, "tn": 1}
+    assert [(d["id"], d["score"], d["label"]) for d in out["disagreements"]] == [
+        ("e", 0.7, 0.0),
+        ("c", 0.4, 1.0),
+    ]
     assert out["n"] == 5 and out["n_invalid"] == 1
     # positives 0.9, 0.6, 0.4 vs negatives 0.2, 0.7: 4 of 6 pairs ordered right
     assert out["auc"] == pytest.approx(4 / 6)
@@ -46,13 +61,11 @@ def test_binary_points() -> None:
 
 def test_binary_one_class_is_none_not_nan() -> None:
     out = agreement_summary("point", "binary", scores=[0.2, 0.4], labels=[1, 1])
-    assert out == {
-        "auc": None,
-        "balanced_accuracy": None,
-        "ci95": {"auc": None, "balanced_accuracy": None},
-        "n": 2,
-        "n_invalid": 0,
-    }
+    assert out["auc"] is None and out["balanced_accuracy"] is None and out["tnr"] is None
+    assert out["ci95"]["auc"] is None and out["ci95"]["tnr"] is None
+    assert out["accuracy"] == 0.0 and out["tpr"] == 0.0 and out["n"] == 2 and out["n_invalid"] == 0
+    assert out["kappa"] == 0.0  # all wrong, labels all 1: p_o = 0 = p_e
+    json.dumps(out, allow_nan=False)
 
 
 def test_binary_rejects_graded_labels() -> None:
@@ -67,7 +80,9 @@ def test_graded_points() -> None:
     scores_list: list[float | None] = [float(s) for s in scores] + [None, None]
     labels_list = [float(v) for v in labels] + [0.5, 1.0]
     out = agreement_summary("point", "graded", scores=scores_list, labels=labels_list)
-    assert set(out) == {"spearman", "kendall", "auc", "ci95", "n", "n_invalid"}
+    assert set(out) == {
+        "spearman", "kendall", "auc", "ci95", "n", "n_invalid", "base_rate", "threshold", "confusion", "disagreements",
+    }  # fmt: skip
     assert set(out["ci95"]) == {"spearman", "kendall", "auc"}
     assert out["n"] == 60 and out["n_invalid"] == 2
     assert out["spearman"] == pytest.approx(spearman(scores, labels))

@@ -118,10 +118,20 @@ def default_metrics(judge: Any, samples: Iterable[Any]) -> tuple[list[str], list
 @click.option(
     "--gate",
     "gate_on",
-    type=click.Choice(["mean", "lower"]),
+    type=click.Choice(["mean", "lower", "calibrated"]),
     default="mean",
     show_default=True,
-    help="What --fail-under bounds: the mean, or the 95% CI's end on the worse side ('lower').",
+    help="What --fail-under bounds: the mean, the 95% CI's end on the worse side ('lower'), or that "
+    "end of the calibrated CI from people's random-drawn labels ('calibrated'; see --labels).",
+)
+@click.option(
+    "--labels",
+    "labels_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    metavar="FILE",
+    help="After scoring, import people's labels of these samples (what `ragmeter labels import` "
+    "reads) before the gates apply.",
 )
 @click.option(
     "--max-invalid",
@@ -183,6 +193,7 @@ def evaluate_cmd(
     strict: bool,
     fail_under: str | None,
     gate_on: str,
+    labels_file: Path | None,
     max_invalid: float | None,
     fail_on_invalid: bool,
     junit: Path | None,
@@ -318,6 +329,11 @@ def evaluate_cmd(
             )
         )
 
+    if labels_file is not None:
+        done = result.add_labels(labels_file)
+        for problem in done.problems:
+            click.echo(f"labels: skipped: {problem}", err=True)
+        click.echo(f"labels: {len(done.labels)} imported from {labels_file}", err=True)
     if output is not None:
         result.export(output)
     checks = threshold_checks(result, bounds, gate=gate_on, max_invalid=max_invalid)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,10 @@ class MetricComparison:
     losses: int
     improved: tuple[MovedSample, ...] = ()
     worsened: tuple[MovedSample, ...] = ()
+    #: when both runs have random-drawn labels of this metric on matched samples: the calibrated
+    #: estimate of the difference of *human* means, B - A (:func:`~ragmeter.run.calibrated.
+    #: calibrated_difference`); else None, and ``ci95`` is on the judge's scale only
+    calibrated: Mapping[str, Any] | None = None
 
     def regressed(self, margin: float = 0.0) -> bool:
         """B is worse than A beyond ``margin`` with 95% confidence (the regression gate)."""
@@ -146,6 +150,7 @@ class MetricComparison:
             "exact_p": self.exact,
             "improved": [m.to_dict() for m in self.improved],
             "worsened": [m.to_dict() for m in self.worsened],
+            "calibrated": None if self.calibrated is None else dict(self.calibrated),
         }
 
 
@@ -200,7 +205,8 @@ class Comparison:
             "margin": margin,
             "issues": list(self.issues),
             "test": TEST_NAME,
-            "ci": "paired bootstrap percentile interval of the mean difference B - A",
+            "ci": "paired bootstrap percentile interval of the mean difference B - A, on the judge's "
+            "scale (metrics.<name>.calibrated, where both runs have labels, is on people's)",
             "metrics_only_a": list(self.metrics_only_a),
             "metrics_only_b": list(self.metrics_only_b),
             "only_a": list(self.only_a),
@@ -440,6 +446,12 @@ def compare_runs(
         )
         for name in shared
     }
+    from ragmeter.run.calibrated import calibrated_difference
+
+    for name, m in results.items():
+        cal = calibrated_difference(a, b, pairs, name)
+        if cal is not None:
+            results[name] = replace(m, calibrated=cal)
     return Comparison(
         run_a=a.run_id,
         run_b=b.run_id,

@@ -87,6 +87,7 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
             str(s.usage.total_tokens),
         )
     console.print(table)
+    render_calibrated(result, console)
     for name, s in result.summary().items():
         if s.judge_spread is not None:
             console.print(
@@ -111,6 +112,43 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
             console.print(f"  ... and {len(result.problems) - max_problems} more (see --json)")
     if result.store_dir is not None:
         console.print(f"recorded in {result.store_dir} (ragmeter runs show {result.run_id})")
+
+
+#: what a judge-only interval is and is not, in words (console, report)
+JUDGE_CI_NOTE = (
+    "The 95% CI is of the judge's mean: how far it could move on other samples like these, not how far "
+    "the judge is from what people would say."
+)
+
+
+def render_calibrated(result: Result, console: Console) -> None:
+    """Under the metrics table: what the judge's interval means, and for each metric with random
+    labels the calibrated estimate of the human mean beside it."""
+    lines = []
+    for name, s in result.summary().items():
+        c = s.calibrated
+        if c is None:
+            continue
+        if c.get("mean") is None:
+            lines.append(
+                f"{escape(name)}: {c['n_labels']} random label(s); {c['needed']} more for a calibrated estimate"
+            )
+            continue
+        lo, hi = c["ci95"]
+        text = (
+            f"[bold]{escape(name)}[/bold] calibrated to people's labels: [bold]{c['mean']:.3f}[/bold] "
+            f"[{lo:.3f}, {hi:.3f}] ({c['method']}, {c['n_labels']} random labels, λ {c['lambda']:.2f}; "
+            f"labels alone [{c['labels_only_ci95'][0]:.3f}, {c['labels_only_ci95'][1]:.3f}]); judge {_fmt(s.mean)}"
+        )
+        lines.append(text)
+        if c.get("warning"):
+            lines.append(f"  [yellow]{escape(str(c['warning']))}[/yellow]")
+    console.print(
+        f"[dim]{JUDGE_CI_NOTE}[/dim]"
+        + ("" if lines else " Label samples to know: ragmeter labels (docs/trust.md).")
+    )
+    for line in lines:
+        console.print(line)
 
 
 def render_comparison(
@@ -183,9 +221,24 @@ def render_comparison(
         )
     console.print(table)
     console.print(
-        f"CI: paired bootstrap of the mean difference; p: {TEST_NAME}; a pair counts only when both runs "
-        f"scored it validly; verdict at margin {margin:g}"
+        f"CI: paired bootstrap of the mean difference, on the judge's scale; p: {TEST_NAME}; a pair counts "
+        f"only when both runs scored it validly; verdict at margin {margin:g}"
     )
+    for name, m in c.metrics.items():
+        cal = m.calibrated
+        if cal is None:
+            continue
+        if cal.get("diff") is None:
+            console.print(
+                f"{escape(name)}: {cal['n_labels']} pair(s) labelled in both runs; {cal['needed']} more for a "
+                "calibrated difference"
+            )
+            continue
+        console.print(
+            f"[bold]{escape(name)}[/bold] calibrated to people's labels: B - A {cal['diff']:+.3f} "
+            f"[{cal['ci95'][0]:+.3f}, {cal['ci95'][1]:+.3f}] ({cal['method']}, {cal['n_labels']} pairs labelled "
+            f"in both runs, λ {cal['lambda']:.2f})"
+        )
     if c.metrics_only_a or c.metrics_only_b:
         console.print(
             f"not compared: only in A {', '.join(c.metrics_only_a) or '-'}; only in B {', '.join(c.metrics_only_b) or '-'}"

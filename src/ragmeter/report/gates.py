@@ -11,7 +11,11 @@ Rules:
   bound: its mean below the bound (above it for a metric where lower is better, such as
   ``noise_sensitivity``). With ``gate="lower"`` the bound applies to the 95% CI's end on the
   worse side instead of the mean, so the gate passes only when the data show the metric is at
-  least that good. A metric without a single valid score fails.
+  least that good. With ``gate="calibrated"`` it applies to that end of the *calibrated* 95% CI,
+  the interval of the human mean from the run's random-drawn labels (PPI++,
+  :mod:`ragmeter.run.calibrated`): the gate passes only when people's labels show the metric is at
+  least that good; a metric without a calibrated estimate (too few random labels) fails, saying
+  how many more it needs. A metric without a single valid score fails.
 - ``max_invalid`` (``--max-invalid RATE``, and ``--fail-on-invalid`` which is
   ``--max-invalid 0``): fails a metric whose share of invalid scores, ``n_invalid / (n_scored
   + n_invalid)``, exceeds RATE. It applies to every metric of the run.
@@ -31,12 +35,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError
+from ragmeter.run.calibrated import MIN_LABELS
 
 if TYPE_CHECKING:
     from ragmeter.report.comparison import Comparison
     from ragmeter.run.result import Result
 
-GATE_ON: tuple[str, ...] = ("mean", "lower")
+GATE_ON: tuple[str, ...] = ("mean", "lower", "calibrated")
 # Characters XML 1.0 cannot carry (reasons and raw replies come from models and data).
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -145,16 +150,39 @@ def threshold_checks(
         op = ">=" if higher else "<="
         label = "mean" if gate == "mean" else ("95% CI lower end" if higher else "95% CI upper end")
         value: float | None
-        if gate == "mean" or s.ci95 is None:
+        cal = s.calibrated
+        if gate == "calibrated":
+            label = "calibrated " + label
+            value = None
+            if cal is not None and cal.get("ci95") is not None:
+                value = cal["ci95"][0] if higher else cal["ci95"][1]
+        elif gate == "mean" or s.ci95 is None:
             value = s.mean
         else:
             value = s.ci95[0] if higher else s.ci95[1]
-        if value is None:
+        if value is None and gate == "calibrated" and s.mean is not None:
+            n = 0 if cal is None else int(cal.get("n_labels") or 0)
+            need = MIN_LABELS - n
+            passed, why = (
+                False,
+                (
+                    f"no calibrated estimate: {n} random-drawn label(s) of {name}, {need} more needed "
+                    "(ragmeter labels, docs/trust.md)"
+                ),
+            )
+        elif value is None:
             passed, why = False, f"no valid score ({s.n_invalid} invalid, {s.n_skipped} skipped)"
         else:
             passed = meets_bound(value, bound, higher)
             why = f"{label} {value:.4f} {'is' if passed else 'is not'} {op} {bound:g}"
         ci = "" if s.ci95 is None else f", 95% CI [{s.ci95[0]:.4f}, {s.ci95[1]:.4f}]"
+        if gate == "calibrated" and cal is not None and cal.get("ci95") is not None:
+            ci = (
+                f", calibrated {cal['mean']:.4f} [{cal['ci95'][0]:.4f}, {cal['ci95'][1]:.4f}] from "
+                f"{cal['n_labels']} labels; judge {s.mean:.4f}"
+                if s.mean is not None
+                else ""
+            )
         checks.append(
             GateCheck(
                 name=f"{name} {label} {op} {bound:g}",

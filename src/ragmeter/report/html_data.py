@@ -250,11 +250,15 @@ def report_data(result: Result) -> dict[str, Any]:
                 "histogram": histogram(values),
             }
         )
+    from ragmeter.run.label_agreement import run_agreement
+
     return {
         "kind": "report",
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "run": run_header(result),
         "skipped": [p.to_dict() for p in result.problems],
         "metrics": metrics,
+        # the judge against the run's own labels (ragmeter agreement RUN), per metric with labels
+        "agreement": [r.to_dict() for r in run_agreement(result)],
         "samples": [sample_data(result, idx, sample) for idx, sample in result.samples],
     }

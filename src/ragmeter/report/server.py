@@ -79,7 +79,10 @@ class ViewApp:
 
         with RunStore(self.store_dir) as store:
             info = store.get_run(run)
-        key = ("run", info.run_id, info.status, str(info.finished_at))
+            labels = store.list_labels(info.run_id)
+        # the page shows the run's labels (agreement, calibrated estimates): a new label is a new page
+        stamp = f"{len(labels)}:{max((lab.created_at for lab in labels), default='')}"
+        key = ("run", info.run_id, info.status, str(info.finished_at), stamp)
         return self._cached(
             key, info.status, lambda: render_report(Result.from_store(self.store_dir, info.run_id))
         )

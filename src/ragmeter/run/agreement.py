@@ -1,15 +1,17 @@
-"""Agreement of a metric with people: score labelled judgement files and compare.
+"""Agreement of a metric with people on labelled judgement files (``ragmeter agreement FILE``); a
+run's stored scores against its own labels is :mod:`ragmeter.run.label_agreement`. Both end in one
+function, :func:`~ragmeter.stats.agreement.agreement_summary`.
 
 For each file and aspect, both variants of each pair (or each point) are scored with the metric
-for that aspect, then: pairs -> accuracy (ties count one half); binary points -> ROC AUC and
-balanced accuracy at the metric's threshold; graded points -> Spearman, Kendall and AUC at label
-0.5. Each with a bootstrap 95% CI, ``n`` (valid) and ``n_invalid``.
+for that aspect (or the one a record names), then: pairs -> accuracy (ties count one half); points
+-> the statistics of binary labels (accuracy, kappa, TPR, TNR, balanced accuracy at the metric's
+threshold, ROC AUC) or, when any label of the group is graded, of graded ones (Spearman, Kendall,
+AUC at label 0.5); each with a bootstrap 95% CI, ``n`` (valid) and ``n_invalid``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.metrics.base import Metric
 from ragmeter.metrics.registry import get_metric, list_metrics
 from ragmeter.run.config import RunConfig
+from ragmeter.run.label_agreement import AgreementReport, point_kind
 from ragmeter.run.labels import ASPECT_METRICS
 from ragmeter.run.runner import aevaluate, check_judge_supports, resolve_judge
 from ragmeter.run.sync import run_sync
@@ -26,26 +29,6 @@ from ragmeter.run.sync import run_sync
 # preference: the first one whose steps the judge supports is used (correctness: LlamaIndex's graded
 # ``correctness`` for an LLM judge, ``answer_correctness`` for a judge that cannot ``grade``). A record
 # that names its ``metric`` is scored with that metric.
-
-
-@dataclass(frozen=True)
-class AgreementReport:
-    file: str
-    aspect: str
-    metric: str
-    judge: str
-    kind: str  # "pair" | "binary" | "graded"
-    stats: Mapping[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "aspect": self.aspect,
-            "metric": self.metric,
-            "judge": self.judge,
-            "kind": self.kind,
-            **dict(self.stats),
-        }
 
 
 def metric_for_aspect(aspect: str, override: str | None, judge: Any = None) -> Metric:
@@ -90,7 +73,7 @@ async def aagreement(
     metrics: dict[tuple[str, str], Metric] = {}
     for fname, judgements in loaded:
         for j in judgements:
-            kind = "pair" if j.kind == "pair" else (j.label_kind or "binary")
+            kind = "pair" if j.kind == "pair" else "point"
             named = metric or j.metric or ""  # --metric, else the record's own metric, else the aspect's
             groups.setdefault((fname, j.aspect, named, kind), []).append(j)
             if (j.aspect, named) not in metrics:
@@ -126,14 +109,15 @@ async def aagreement(
                     "pair", preferred=preferred, other=other, higher_is_better=m.higher_is_better
                 )
             else:
-                labels = [float(j.label) for j in items]
+                kind = point_kind([j.label_kind or "binary" for j in items])
                 stats = agreement_summary(
                     "point",
                     kind,
                     scores=values,
-                    labels=labels,
+                    labels=[float(j.label) for j in items],
                     threshold=_threshold(m),
                     higher_is_better=m.higher_is_better,
+                    ids=[j.id for j in items],
                 )
             reports.append(AgreementReport(fname, aspect, m.name, the_judge.name, kind, stats))
     finally:

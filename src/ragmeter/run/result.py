@@ -50,8 +50,20 @@ class MetricSummary:
     #: with repeated judging (--samples N): the mean over samples of each sample's standard
     #: deviation across its N judgements -- how noisy the judge is on these data; else None
     judge_spread: float | None = None
+    #: when the run has random-drawn labels of this metric: the estimate of the *human* mean
+    #: (:func:`~ragmeter.run.calibrated.calibrated_estimate`: mean, ci95, n_labels, method "ppi++",
+    #: lambda, labels_only_mean, labels_only_ci95...); else None. ``mean`` and ``ci95`` above are
+    #: the judge's: the interval says how far the judge's mean may move with other samples of this
+    #: kind, not how far it is from what people would say
+    calibrated: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        out = self._base_dict()
+        if self.calibrated is not None:
+            out["calibrated"] = dict(self.calibrated)
+        return out
+
+    def _base_dict(self) -> dict[str, Any]:
         return {
             "mean": self.mean,
             "ci95": None if self.ci95 is None else [self.ci95[0], self.ci95[1]],
@@ -231,13 +243,46 @@ class Result:
     # -- aggregates ----------------------------------------------------------------------------
     def summary(self) -> dict[str, MetricSummary]:
         if self._summaries is None:
-            self._summaries = {m: self._summarize(m) for m in self.metric_names}
+            self._summaries = self._with_calibrated({m: self._summarize(m) for m in self.metric_names})
         return self._summaries
 
     def metric_level(self, metric: str) -> str:
         """The level of samples ``metric`` scores (``"sample"`` or ``"conversation"``)."""
         spec: dict[str, Any] = next((m for m in self.meta.get("metrics", []) if m.get("name") == metric), {})
         return str(spec.get("level") or "sample")
+
+    def _with_calibrated(self, summaries: dict[str, MetricSummary]) -> dict[str, MetricSummary]:
+        """``summaries`` with the calibrated estimate of each metric that has random labels."""
+        import dataclasses
+
+        labels = self.labels
+        if not any(lab.drawn == "random" for lab in labels):
+            return summaries
+        from ragmeter.run.calibrated import calibrated_estimate
+
+        seed = self.draw_seed()
+        out = dict(summaries)
+        for name in summaries:
+            scores = {
+                idx: (row.score.value if row.score.valid else None)
+                for idx, _ in self.samples
+                if (row := self._rows.get((idx, name))) is not None
+            }
+            est = calibrated_estimate(name, scores, labels, self.keys, seed)
+            if est is not None:
+                out[name] = dataclasses.replace(summaries[name], calibrated=est)
+        return out
+
+    def draw_seed(self) -> int:
+        """The seed of the run's draw of samples to label (:mod:`ragmeter.log.labels`)."""
+        from ragmeter.log.labels import DEFAULT_SEED
+
+        if self.store_dir is None:
+            return DEFAULT_SEED
+        from ragmeter.log.store import RunStore
+
+        with RunStore(self.store_dir) as store:
+            return store.label_draw(self.run_id).seed
 
     def _summarize(self, metric: str) -> MetricSummary:
         values: list[float] = []

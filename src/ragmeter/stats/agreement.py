@@ -4,16 +4,25 @@
 
 - ``pair``: ``accuracy`` (share of pairs where the preferred variant scores higher, a tie counting
   one half), ``ci95`` ([lo, hi]), ``n``, ``n_invalid``.
-- ``point`` with binary labels: ``auc``, ``balanced_accuracy`` (at ``threshold``), ``ci95``
-  ({"auc": [lo, hi], "balanced_accuracy": [lo, hi]}), ``n``, ``n_invalid``.
+- ``point`` with binary labels: at ``threshold`` (a score at or above it is the judge's "pass"),
+  ``accuracy``, ``kappa`` (Cohen's, of the verdict against the label), ``tpr`` (share of the
+  label-1 rows the judge passes), ``tnr`` (share of the label-0 rows it fails),
+  ``balanced_accuracy`` (their mean); and ``auc`` (ROC AUC of the score, no threshold); ``ci95``
+  holds an interval for each of these six.
 - ``point`` with graded labels: ``spearman``, ``kendall`` (tau-b), ``auc`` (label >= 0.5 is
-  positive), ``ci95`` ({"spearman": ..., "kendall": ..., "auc": ...}), ``n``, ``n_invalid``.
+  positive), ``ci95`` ({"spearman": ..., "kendall": ..., "auc": ...}).
+- every ``point`` summary also: ``n``, ``n_invalid``, ``base_rate`` (the mean label: the share of
+  label-1 rows when binary), ``threshold``, ``confusion`` ({"tp", "fn", "fp", "tn"}: label >= 0.5
+  against the judge's verdict) and ``disagreements``: the rows where the verdict and the label
+  disagree, worst first (by ``gap``, the distance between the score, on the label's scale, and
+  the label), each ``{"id", "position", "score", "label", "gap"}`` (``position`` in the input,
+  ``id`` from ``ids``).
 
 An invalid score (None) is left out of every statistic and counted in ``n_invalid`` (for pairs: a
 pair where either variant's score is invalid); ``n`` counts what was used. A statistic that is
 undefined on the data (no valid rows, one class only, a constant score) is ``None`` and so is its
-interval; never NaN. Intervals are percentile bootstraps (AUC and balanced accuracy resample within
-each class).
+interval; never NaN. Intervals are percentile bootstraps (TPR, TNR, balanced accuracy and AUC
+resample within each class; accuracy and kappa resample rows).
 """
 
 from __future__ import annotations
@@ -25,7 +34,17 @@ from typing import Any
 import numpy as np
 
 from ragmeter.stats.bootstrap import bootstrap_ci, kendall_tau_b_bootstrap_ci, paired_bootstrap_ci
-from ragmeter.stats.rank import balanced_accuracy, kendall_tau_b, pair_credits, roc_auc, spearman
+from ragmeter.stats.rank import (
+    accuracy,
+    balanced_accuracy,
+    cohen_kappa,
+    kendall_tau_b,
+    pair_credits,
+    roc_auc,
+    spearman,
+    true_negative_rate,
+    true_positive_rate,
+)
 
 KINDS: tuple[str, ...] = ("pair", "point")
 LABEL_KINDS: tuple[str, ...] = ("binary", "graded")
@@ -83,14 +102,17 @@ def agreement_summary(
     higher_is_better: bool = True,
     n_resamples: int = 2000,
     seed: int = 0,
+    ids: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """Agreement statistics for one file and aspect (see the module docstring for the keys).
 
     ``kind="pair"``: give ``preferred`` and ``other``, the metric's scores of the variant people
     preferred and of the other one, pair by pair. ``kind="point"``: give ``label_kind``
     (``"binary"`` or ``"graded"``), ``scores`` and ``labels`` (0/1, or 0..1 when graded).
-    ``threshold`` is the metric's passing value for balanced accuracy. With
+    ``threshold`` is the metric's passing value: a score at or above it is the judge's "pass"
+    verdict (accuracy, kappa, TPR, TNR, balanced accuracy, the confusion table). With
     ``higher_is_better=False`` a lower score counts as better (pairs) and as positive (points).
+    ``ids`` (points): one per row, named in ``disagreements``.
     """
     sign = 1.0 if higher_is_better else -1.0
     if kind == "pair":
@@ -125,43 +147,85 @@ def agreement_summary(
     if len(scores) != len(labels):
         raise ValueError(f"scores and labels differ in length ({len(scores)} != {len(labels)})")
     lab_all = [_label(v, i) for i, v in enumerate(labels)]
-    kept: list[tuple[float, float]] = []
+    if ids is not None and len(ids) != len(scores):
+        raise ValueError(f"ids and scores differ in length ({len(ids)} != {len(scores)})")
+    kept: list[tuple[float, float, int]] = []
     for i, (raw, lab) in enumerate(zip(scores, lab_all, strict=True)):
         value = _score(raw, "score", i)
         if value is not None:
-            kept.append((value, lab))
+            kept.append((value, lab, i))
     n_invalid = len(scores) - len(kept)
-    s_arr = sign * np.array([s for s, _ in kept], dtype=np.float64)
-    y_arr = np.array([lab for _, lab in kept], dtype=np.float64)
+    raw_arr = np.array([s for s, _, _ in kept], dtype=np.float64)
+    s_arr = sign * raw_arr
+    y_arr = np.array([lab for _, lab, _ in kept], dtype=np.float64)
     boot = {"n_resamples": n_resamples, "confidence": CONFIDENCE, "seed": seed}
-
     if label_kind == "binary":
         bad = [i for i, v in enumerate(lab_all) if v not in (0.0, 1.0)]
         if bad:
             raise ValueError(f"binary label at position {bad[0]} must be 0 or 1, got {lab_all[bad[0]]!r}")
+    y_pos = y_arr >= 0.5  # binary: the label is 1; graded: a label of one half or more
+    verdict = s_arr >= sign * threshold  # the judge says "passes"
+    tp = int((verdict & y_pos).sum())
+    fp = int((verdict & ~y_pos).sum())
+    fn = int((~verdict & y_pos).sum())
+    tn = int((~verdict & ~y_pos).sum())
+    # how far the score (on the label's scale) is from the label, where the verdict disagrees
+    gaps = np.abs((raw_arr if higher_is_better else 1.0 - raw_arr) - y_arr)
+    wrong = np.flatnonzero(verdict != y_pos)
+    order = wrong[np.lexsort((wrong, -gaps[wrong]))] if wrong.size else wrong
+    disagreements = [
+        {
+            "id": None if ids is None else ids[kept[j][2]],
+            "position": kept[j][2],
+            "score": kept[j][0],
+            "label": kept[j][1],
+            "gap": float(gaps[j]),
+        }
+        for j in order
+    ]
+    common: dict[str, Any] = {
+        "n": len(kept),
+        "n_invalid": n_invalid,
+        "base_rate": float(y_arr.mean()) if kept else None,
+        "threshold": float(threshold),
+        "confusion": {"tp": tp, "fn": fn, "fp": fp, "tn": tn},
+        "disagreements": disagreements,
+    }
+
+    if label_kind == "binary":
         y_bin = y_arr == 1.0
 
         def bal(s: np.ndarray, y: np.ndarray) -> float:
             return balanced_accuracy(s, y, sign * threshold)
 
-        auc = _maybe(roc_auc, s_arr, y_bin) if kept else None
-        bacc = _maybe(bal, s_arr, y_bin) if kept else None
-        return {
-            "auc": auc,
-            "balanced_accuracy": bacc,
-            "ci95": {
-                "auc": None
-                if auc is None
-                else _maybe_ci(paired_bootstrap_ci, roc_auc, s_arr, y_bin, strata=y_bin, **boot),
-                "balanced_accuracy": None
-                if bacc is None
-                else _maybe_ci(paired_bootstrap_ci, bal, s_arr, y_bin, strata=y_bin, **boot),
-            },
-            "n": len(kept),
-            "n_invalid": n_invalid,
-        }
+        def acc(s: np.ndarray, y: np.ndarray) -> float:
+            return accuracy(s >= sign * threshold, y)
 
-    y_pos = y_arr >= 0.5
+        def kap(s: np.ndarray, y: np.ndarray) -> float:
+            return cohen_kappa(s >= sign * threshold, y)
+
+        def tpr(s: np.ndarray, y: np.ndarray) -> float:
+            return true_positive_rate(s >= sign * threshold, y)
+
+        def tnr(s: np.ndarray, y: np.ndarray) -> float:
+            return true_negative_rate(s >= sign * threshold, y)
+
+        stats: dict[str, Any] = {}
+        cis: dict[str, Any] = {}
+        # class rates and rank statistics resample within each class; accuracy and kappa resample rows
+        for name, fn_, strata in (
+            ("accuracy", acc, None), ("kappa", kap, None), ("tpr", tpr, y_bin), ("tnr", tnr, y_bin),
+            ("balanced_accuracy", bal, y_bin), ("auc", roc_auc, y_bin),
+        ):  # fmt: skip
+            value = _maybe(fn_, s_arr, y_bin) if kept else None
+            stats[name] = value
+            cis[name] = (
+                None
+                if value is None
+                else _maybe_ci(paired_bootstrap_ci, fn_, s_arr, y_bin, strata=strata, **boot)
+            )
+        return {**stats, "ci95": cis, **common}
+
     rho = _maybe(spearman, s_arr, y_arr) if kept else None
     tau = _maybe(kendall_tau_b, s_arr, y_arr) if kept else None
     auc = _maybe(roc_auc, s_arr, y_pos) if kept else None
@@ -178,6 +242,5 @@ def agreement_summary(
             if auc is None
             else _maybe_ci(paired_bootstrap_ci, roc_auc, s_arr, y_pos, strata=y_pos, **boot),
         },
-        "n": len(kept),
-        "n_invalid": n_invalid,
+        **common,
     }

@@ -115,6 +115,52 @@ def balanced_accuracy(scores: ArrayLike, labels: Any, threshold: float) -> float
     return (tpr + tnr) / 2.0
 
 
+def _verdicts(predicted: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+    p = binary_labels(np.asarray(predicted, dtype=np.float64), "predicted")
+    y = binary_labels(labels)
+    if p.size != y.size:
+        raise ValueError(f"predicted and labels differ in length ({p.size} != {y.size})")
+    if p.size == 0:
+        raise ValueError("need at least one row, got none")
+    return p, y
+
+
+def accuracy(predicted: Any, labels: Any) -> float:
+    """Share of rows where the 0/1 prediction equals the 0/1 label."""
+    p, y = _verdicts(predicted, labels)
+    return float((p == y).mean())
+
+
+def cohen_kappa(predicted: Any, labels: Any) -> float:
+    """Cohen's kappa of a 0/1 prediction against 0/1 labels: ``(p_o - p_e) / (1 - p_e)``, the
+    agreement beyond what two raters with these base rates reach by chance."""
+    p, y = _verdicts(predicted, labels)
+    po = float((p == y).mean())
+    pp, py = float(p.mean()), float(y.mean())
+    pe = pp * py + (1.0 - pp) * (1.0 - py)
+    if pe >= 1.0:
+        raise ValueError(
+            "Cohen's kappa is undefined: prediction and labels are one and the same class throughout"
+        )
+    return (po - pe) / (1.0 - pe)
+
+
+def true_positive_rate(predicted: Any, labels: Any) -> float:
+    """Share of the label-1 rows predicted 1 (sensitivity, recall)."""
+    p, y = _verdicts(predicted, labels)
+    if not y.any():
+        raise ValueError("the true-positive rate needs a row labelled 1")
+    return float(p[y].mean())
+
+
+def true_negative_rate(predicted: Any, labels: Any) -> float:
+    """Share of the label-0 rows predicted 0 (specificity)."""
+    p, y = _verdicts(predicted, labels)
+    if y.all():
+        raise ValueError("the true-negative rate needs a row labelled 0")
+    return float((~p[~y]).mean())
+
+
 def _pearson(a: np.ndarray, b: np.ndarray) -> float:
     da = a - a.mean()
     db = b - b.mean()

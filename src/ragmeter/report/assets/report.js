@@ -58,6 +58,21 @@
   }
 
   /* ---------------------------------------------------------------- metric cards */
+  const JUDGE_CI_NOTE = "The 95% CI of a mean is the judge's: how far it could move on other samples like these, " +
+    "not how far the judge is from what people would say. Label samples of the run's draw for a calibrated estimate.";
+
+  function calibratedBlock(c) {
+    if (!c) return null;
+    if (c.mean === null || c.mean === undefined) {
+      return el("div", {class: "calibrated muted"}, c.n_labels + " random label(s); " + c.needed + " more for a calibrated estimate");
+    }
+    return el("div", {class: "calibrated"},
+      el("div", {}, "calibrated to people's labels: ", el("b", {}, fmt(c.mean)), " [" + fmt(c.ci95[0]) + ", " + fmt(c.ci95[1]) + "]"),
+      el("div", {class: "muted"}, c.n_labels + " random labels, PPI++ (\u03bb " + fmt(c.lambda, 2) + "); labels alone [" +
+        fmt(c.labels_only_ci95[0]) + ", " + fmt(c.labels_only_ci95[1]) + "]"),
+      c.warning ? el("div", {class: "warn"}, c.warning) : null);
+  }
+
   function card(m, k) {
     const ci = m.ci95 ? "95% CI [" + fmt(m.ci95[0]) + ", " + fmt(m.ci95[1]) + "]" : "no valid score";
     const kinds = Object.entries(m.invalid_kinds || {}).sort(function (a, b) { return b[1] - a[1]; });
@@ -65,6 +80,7 @@
       el("div", {class: "name"}, m.name),
       el("div", {class: "mean"}, fmt(m.mean)),
       el("div", {class: "ci"}, ci),
+      calibratedBlock(m.calibrated),
       el("div", {}, "scored " + m.n_scored + " \u00b7 invalid ",
         el("span", {class: m.n_invalid ? "bad" : ""}, String(m.n_invalid)), " \u00b7 skipped " + m.n_skipped),
       m.threshold === null || m.threshold === undefined ? null :
@@ -79,6 +95,66 @@
       })) : null,
       el("div", {class: "muted"}, RM.int(m.usage.requests) + " requests, " +
         RM.int(m.usage.prompt_tokens + m.usage.completion_tokens) + " tokens"));
+  }
+
+  /* ---------------------------------------------------------------- agreement with the run's labels */
+  const POINT_STATS = {binary: ["accuracy", "kappa", "tpr", "tnr", "balanced_accuracy", "auc"],
+    graded: ["spearman", "kendall", "auc"]};
+  const SHOWN_DISAGREEMENTS = 20;
+
+  function ciText(v) { return v ? "[" + fmt(v[0]) + ", " + fmt(v[1]) + "]" : "\u2014"; }
+
+  function agreementBlock(a) {
+    const labels = a.labels || {};
+    const pos = a.kind === "binary" ? "label 1" : "label \u2265 0.5", neg = a.kind === "binary" ? "label 0" : "label < 0.5";
+    const c = a.confusion || {};
+    const worst = a.disagreements || [];
+    return el("div", {class: "panel agreement", "data-metric": a.metric},
+      el("h3", {}, a.metric + " (" + a.kind + " labels)"),
+      el("div", {}, "n " + a.n + " \u00b7 " + a.n_invalid + " without a valid score \u00b7 base rate " + fmt(a.base_rate) +
+        " \u00b7 labels: " + (labels.random || 0) + " random, " + (labels.picked || 0) + " picked"),
+      labels.picked ? el("div", {class: "warn picked-note"}, "Picked labels count here: samples chosen by hand are no " +
+        "random sample, so these figures may not hold for the run as a whole.") : null,
+      el("table", {class: "t stats"}, el("thead", {}, el("tr", {}, ["statistic", "value", "95% CI"].map(function (h) {
+        return el("th", {}, h);
+      }))), el("tbody", {}, POINT_STATS[a.kind].map(function (k) {
+        return el("tr", {}, el("td", {}, k), el("td", {class: "num"}, fmt(a[k])), el("td", {}, ciText((a.ci95 || {})[k])));
+      }))),
+      el("table", {class: "t confusion"},
+        el("caption", {class: "muted"}, "at threshold " + a.threshold),
+        el("thead", {}, el("tr", {}, el("th", {}, ""), el("th", {}, pos), el("th", {}, neg))),
+        el("tbody", {},
+          el("tr", {}, el("th", {}, "judge passes"), el("td", {}, String(c.tp || 0)), el("td", {}, String(c.fp || 0))),
+          el("tr", {}, el("th", {}, "judge fails"), el("td", {}, String(c.fn || 0)), el("td", {}, String(c.tn || 0))))),
+      worst.length ? el("details", {class: "disagreements"},
+        el("summary", {}, worst.length + " disagreement(s), worst first"),
+        el("table", {class: "t"}, el("thead", {}, el("tr", {}, ["sample", "score", "label", "drawn"].map(function (h) {
+          return el("th", {}, h);
+        }))), el("tbody", {}, worst.slice(0, SHOWN_DISAGREEMENTS).map(function (d) {
+          return el("tr", {}, el("td", {}, el("button", {class: "kind", type: "button", "data-idx": d.idx, title: "show this sample",
+            on: {click: function () { showSample(d.idx); }}}, String(d.id))),
+            el("td", {class: "num"}, fmt(d.score)), el("td", {class: "num"}, fmt(d.label)), el("td", {}, d.drawn || ""));
+        }))),
+        worst.length > SHOWN_DISAGREEMENTS ? el("div", {class: "muted"}, "and " + (worst.length - SHOWN_DISAGREEMENTS) +
+          " more (ragmeter agreement RUN --json lists every one)") : null) : null);
+  }
+
+  function agreementSection() {
+    const items = D.agreement || [];
+    if (!items.length) return null;
+    return el("section", {id: "agreement"},
+      el("h2", {}, "agreement with your labels"),
+      el("p", {class: "muted"}, "The judge's stored scores against the labels people gave this run's samples " +
+        "(ragmeter agreement RUN): the judge's verdict is a score at or above the metric's threshold."),
+      items.map(agreementBlock));
+  }
+
+  function showSample(idx) {
+    const i = samples.findIndex(function (s) { return s.idx === idx; });
+    if (i < 0) return;
+    const pos = order.indexOf(i);
+    select(i, true);
+    if (pos >= 0) rows.scrollTo(pos);
   }
 
   /* ---------------------------------------------------------------- table state */
@@ -262,7 +338,9 @@
   RM.add(app,
     header(),
     el("h2", {}, "metrics"),
+    el("p", {class: "muted", id: "judge-ci-note"}, JUDGE_CI_NOTE),
     el("div", {class: "cards", id: "cards"}, metrics.map(card)),
+    agreementSection(),
     el("h2", {}, "samples"),
     el("div", {class: "controls"}, search, el("span", {class: "muted"}, "range of"), metricSel, minIn, maxIn, invalidSel, count,
       el("span", {class: "muted"}, "\u00b7 click a row; j / k: next / previous")),
