@@ -163,7 +163,10 @@ def test_no_import_cycle_among_ragmeter_modules() -> None:
 
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"known cycle: {name}")) for name in KNOWN_CYCLES],
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"known cycle: {name}"))
+        for name in KNOWN_CYCLES
+    ],
 )
 def test_known_cycle_is_still_there(name: str) -> None:
     """Fails (an expected failure) while the cycle exists; passes, so fails the strict xfail, once it

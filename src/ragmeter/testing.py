@@ -31,6 +31,10 @@ At the end of a pytest session the plugin (:mod:`pytest_ragmeter`) prints a tabl
 and with ``--ragmeter-out DIR`` records the session as one run: one sample per ``assert_rag``
 call (its id: the sample's own, else the test's node id), keyed like any run's samples (the
 id, else question + reference), so ``ragmeter runs show``, ``report`` and ``compare`` read it.
+With ``--ragmeter-baseline RUN`` the recorded session is compared with that run of the store as
+``ragmeter compare RUN SESSION --fail-on-regression`` compares them (the same verdict: a sample
+the baseline scored validly and the session did not is a regression); the summary shows it and
+a regression fails the session.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragmeter.dataset.keys import number_repeats, sample_keys
 from ragmeter.dataset.sample import Dataset, Sample
@@ -52,6 +56,9 @@ from ragmeter.log.store import ScoreRow
 from ragmeter.metrics._common import short
 from ragmeter.report.gates import meets_bound
 from ragmeter.run.result import Result
+
+if TYPE_CHECKING:
+    from ragmeter.report.comparison import Comparison
 
 T = TypeVar("T")
 _NODE_ENV = "PYTEST_CURRENT_TEST"
@@ -73,13 +80,26 @@ class _Record:
 class RagTestSession:
     """Judges, an event loop and the records of one test session (see the module docstring)."""
 
-    def __init__(self, judge: str | None = None, base_url: str | None = None, out: str | Path | None = None):
+    def __init__(
+        self,
+        judge: str | None = None,
+        base_url: str | None = None,
+        out: str | Path | None = None,
+        *,
+        baseline: str | None = None,
+        margin: float = 0.0,
+        max_new_invalid: int = 0,
+    ):
         self.judge_spec = judge
         self.base_url = base_url
         self.out = None if out is None else Path(out)
+        self.baseline = baseline
+        self.margin = margin
+        self.max_new_invalid = max_new_invalid
         self.records: list[_Record] = []
         self.run_id: str | None = None
         self.finish_error: str | None = None
+        self.comparison: Comparison | None = None
         self._judges: dict[str | None, Any] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -164,13 +184,27 @@ class RagTestSession:
 
     # -- the end of a session ----------------------------------------------------------------
     def finish(self) -> None:
-        """Record the session as a run when ``out`` is set (errors are kept for :meth:`report`)."""
+        """Record the session as a run when ``out`` is set, and compare it with the baseline when
+        one is named (errors are kept for :meth:`report`)."""
         if self.out is None or not self.records or self.run_id is not None:
             return
         try:
             self.run_id = record_session(self.out, self.records)
+            if self.baseline is not None:
+                from ragmeter.report.comparison import compare_runs
+
+                self.comparison = compare_runs(self.baseline, self.run_id, store=self.out)
         except Exception as exc:  # a failed record must not turn the test run into an internal error
             self.finish_error = f"{type(exc).__name__}: {exc}"
+
+    @property
+    def failed_against_baseline(self) -> bool:
+        """A baseline was named and the session regressed against it, or could not be compared."""
+        if self.baseline is None or not self.records:
+            return False
+        if self.comparison is None:
+            return True
+        return bool(self.comparison.regressions(self.margin, self.max_new_invalid))
 
     def report(self, write_sep: Callable[..., Any], write_line: Callable[[str], Any]) -> None:
         """The summary table printed at the end of a pytest session."""
@@ -201,7 +235,31 @@ class RagTestSession:
             write_line(f"ragmeter: session recorded as run {self.run_id} in {self.out} "
                        f"(ragmeter runs show {self.run_id} --out {self.out})")  # fmt: skip
         if self.finish_error is not None:
-            write_line(f"ragmeter: could not record the session in {self.out}: {self.finish_error}")
+            what = "compare the session with its baseline" if self.run_id else "record the session"
+            write_line(f"ragmeter: could not {what} in {self.out}: {self.finish_error}")
+        if self.comparison is not None:
+            self._report_baseline(self.comparison, write_line)
+
+    def _report_baseline(self, c: Comparison, write_line: Callable[[str], Any]) -> None:
+        """The session (B) against its baseline (A), one line per metric, as ``ragmeter compare``."""
+        write_line(
+            f"ragmeter: this session against baseline {c.run_a}: {c.n_matched} matched sample(s), "
+            f"{c.n_only_a} only in the baseline, {c.n_only_b} only in this session"
+            + ("" if c.comparable else "; NOT COMPARABLE: " + " | ".join(c.issues))
+        )
+        write_line(f"{'metric':<24} {'B - A':>8} {'95% CI':>18} {'newly invalid/valid':>20}  verdict")
+        for name, m in c.metrics.items():
+            diff = f"{m.diff:+.3f}" if m.diff is not None else "—"
+            ci = f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]" if m.ci95 is not None else "—"
+            new = f"{m.n_new_invalid}/{m.n_new_valid}"
+            write_line(f"{name:<24} {diff:>8} {ci:>18} {new:>20}  {m.verdict(self.margin, self.max_new_invalid)}")
+        regressed = c.regressions(self.margin, self.max_new_invalid)
+        if regressed:
+            write_line(
+                f"ragmeter: REGRESSION against baseline {c.run_a} (margin {self.margin:g}, at most "
+                f"{self.max_new_invalid} newly invalid): {', '.join(regressed)}; "
+                f"ragmeter compare {c.run_a} {c.run_b} --out {self.out} shows the samples"
+            )
 
 
 def _check_bounds(bounds: Any) -> dict[str, float]:
@@ -287,7 +345,14 @@ def current_session() -> RagTestSession:
     settings = plugin.current() if plugin is not None else None
     if settings is not None:
         if settings.session is None:
-            settings.session = RagTestSession(settings.judge, settings.base_url, settings.out)
+            settings.session = RagTestSession(
+                settings.judge,
+                settings.base_url,
+                settings.out,
+                baseline=settings.baseline,
+                margin=settings.margin,
+                max_new_invalid=settings.max_new_invalid,
+            )
         return settings.session  # type: ignore[no-any-return]
     if _DEFAULT is None:
         _DEFAULT = RagTestSession()

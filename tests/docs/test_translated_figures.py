@@ -61,7 +61,10 @@ COUNTERPARTS: Mapping[str, tuple[str, ...]] = {
 
 #: unit -> (Chinese pattern, English pattern), each with one group: the integer.
 UNITS: Mapping[str, tuple[str, str]] = {
-    "calls": (r"(\d+)\s*次(?:调用|向量化)", r"(?:(\d+)\s+(?:LLM |judge |model )?(?:calls?|embed)\b|\*\*Calls\*\*:\s*(\d+))"),
+    "calls": (
+        r"(\d+)\s*次(?:调用|向量化)",
+        r"(?:(\d+)\s+(?:LLM |judge |model )?(?:calls?|embed)\b|\*\*Calls\*\*:\s*(\d+))",
+    ),
     "samples/s": (r"每秒约?\s*(\d+)\s*条", r"(\d+)\s+(?:English |Chinese )?samples/s"),
     "dimensions": (r"(\d+)\s*维", r"(\d+)-d\b"),
     "languages": (r"(\d+)\s*种语言", r"(\d+) languages"),
@@ -209,8 +212,14 @@ def _mismatches(zh: str) -> list[str]:
         for figure in section.figures:
             if _matches(figure, english) or (not figure.unit and _matches(figure, vouchers)):
                 continue
-            where = f"the English section(s) on {', '.join(sorted(section.keys))}" if scoped else "the English pages"
-            problems.append(f"{zh}:{figure.line}: {figure.text} is not stated by {where} ({', '.join(COUNTERPARTS[zh])})")
+            where = (
+                f"the English section(s) on {', '.join(sorted(section.keys))}"
+                if scoped
+                else "the English pages"
+            )
+            problems.append(
+                f"{zh}:{figure.line}: {figure.text} is not stated by {where} ({', '.join(COUNTERPARTS[zh])})"
+            )
     return problems
 
 
@@ -245,7 +254,9 @@ def test_the_reader_finds_figures_and_skips_what_is_not_one(tmp_path: Path) -> N
     assert [f.text for f in sections[2].vouchers] == ["0.600895"]
     en = [f for f in _numbers("0.7528 and 0.968 and n = 263 and 0.802", 1)]
     by_text = {f.text: f for s in sections for f in s.figures}
-    assert _matches(by_text["0.753"], en) and _matches(by_text["96.8%"], en) and _matches(by_text["n=263"], en)
+    assert (
+        _matches(by_text["0.753"], en) and _matches(by_text["96.8%"], en) and _matches(by_text["n=263"], en)
+    )
     assert not _matches(by_text["0.806"], en)
     assert _matches(by_text["0.601"], sections[2].vouchers)
     calls = list(_unit_figures("together cost 3 calls per sample; - **Calls**: 2.", 1, "en"))

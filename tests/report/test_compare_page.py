@@ -180,3 +180,38 @@ def test_browser_filters(page: Browser, comparison: Comparison) -> None:
     d.execute_script("return new Promise(function (r) { setTimeout(r, 300); })")
     assert _keys(page) == ["id:s3"]
     _safe(page, comparison)
+
+
+@pytest.fixture(scope="module")
+def hedged(store: dict[str, Any]) -> Comparison:
+    """A against B2: the same answers, two of them turned into "I don't know." (unscorable)."""
+    rows = _rows()
+    for i in (1, 3):
+        rows[i] = dict(rows[i], answer="I don't know.")
+    b = ragmeter.evaluate(rows, METRICS, None, out=store["out"])
+    return compare_runs(store["a"], b.run_id, store=store["out"])
+
+
+def test_browser_shows_newly_invalid_samples_as_a_regression(
+    hedged: Comparison, browser: Browser, tmp_path: Path
+) -> None:
+    m = hedged.metrics["faithfulness"]
+    assert m.n_new_invalid == 2 and m.verdict() == "worse"
+    browser.console_errors()
+    browser.open(write_comparison(hedged, tmp_path / "hedged.html").as_uri())
+    d = browser.driver
+    row = d.find_element("css selector", '#metrics tbody tr[data-metric="faithfulness"]')
+    assert row.find_element("css selector", '[data-col="new-invalid"]').text == "2 / 0"
+    verdict = row.find_element("css selector", '[data-col="verdict"] .badge')
+    assert verdict.text == "worse" and "2 sample(s) valid in A have no valid score in B" in verdict.get_attribute("title")
+    d.execute_script(
+        "const e = document.querySelector('#f-show'); e.value = 'new-invalid'; e.dispatchEvent(new Event('change'));"
+    )
+    assert sorted(_keys(browser)) == ["id:s1", "id:s3"]
+    cell = d.find_element("css selector", '#rows .row[data-key="id:s1"] .num.bad')
+    assert "NoClaims" in cell.text
+    assert browser.console_errors() == []
+    # with the two allowed, the pairs decide: nothing changed there
+    browser.open(write_comparison(hedged, tmp_path / "allowed.html", max_new_invalid=2).as_uri())
+    row = browser.driver.find_element("css selector", '#metrics tbody tr[data-metric="faithfulness"]')
+    assert row.find_element("css selector", '[data-col="verdict"]').text == "no clear change"

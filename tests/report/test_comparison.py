@@ -81,6 +81,73 @@ def test_invalid_and_missing_scores_leave_the_pair_out() -> None:
     assert (m.wins, m.ties, m.losses) == (1, 1, 0) and m.diff == pytest.approx(0.1)
 
 
+def test_a_score_lost_in_b_is_newly_invalid_and_one_gained_newly_valid() -> None:
+    a = _result("A", {"m": [0.5, "invalid", 0.5, None, 0.2, 0.8, "invalid"]})
+    b = _result("B", {"m": [0.5, 0.9, "invalid", 0.7, 0.4, None, "invalid"]})
+    m = compare_runs(a, b).metrics["m"]
+    # s2: valid in A, invalid in B; s5: valid in A, not scored in B; s6: invalid in both (neither)
+    assert (m.n_new_invalid, m.n_new_valid) == (2, 2)
+    assert [(c.key, c.value_a, c.value_b, c.error_b) for c in m.new_invalid] == [
+        ("id:s2", 0.5, None, "JudgeOutputError"),
+        ("id:s5", 0.8, None, "not scored"),
+    ]
+    assert [(c.key, c.error_a, c.value_b) for c in m.new_valid] == [("id:s1", "JudgeOutputError", 0.9),
+                                                                     ("id:s3", "not scored", 0.7)]
+    assert m.new_invalid_kinds == {"JudgeOutputError": 1, "not scored": 1}
+    assert m.new_invalid[0].reason_b == "unparseable" and "not scored" in m.new_invalid[1].reason_b
+    d = m.to_dict()
+    assert d["n_new_invalid"] == 2 and d["new_invalid"][1]["error_b"] == "not scored" and d["verdict"] == "worse"
+
+
+def test_unscorable_is_not_better_verdict_and_gate() -> None:
+    """Identical scores where both runs scored, three samples unscorable in B: B regressed."""
+    values = [0.9, 0.2, 0.8, 0.4, 0.7, 0.6, 0.3, 0.9, 0.5, 0.6]
+    hedged = ["invalid" if i in (0, 2, 7) else v for i, v in enumerate(values)]
+    a, b = _result("A", {"m": values}), _result("B", {"m": hedged})
+    c = compare_runs(a, b)
+    m = c.metrics["m"]
+    assert m.n_pairs == 7 and m.diff == 0.0 and m.ci_verdict() == "no clear change"
+    assert m.n_new_invalid == 3 and m.verdict() == "worse" and c.regressions() == ["m"]
+    assert m.verdict(max_new_invalid=2) == "worse" and m.verdict(max_new_invalid=3) == "no clear change"
+    assert c.regressions(max_new_invalid=3) == [] and c.to_dict(max_new_invalid=3)["regressions"] == []
+    # the reverse is an improvement: A's unscorable answers scored in B
+    back = compare_runs(b, a)
+    assert back.metrics["m"].n_new_valid == 3 and back.metrics["m"].verdict() == "better"
+    assert back.regressions() == [] and back.metrics["m"].verdict(max_new_invalid=3) == "no clear change"
+    # B better on the pairs does not excuse a sample it lost; nor does one it gained
+    better_pairs = _result("B2", {"m": [min(1.0, v + 0.3) if v != "invalid" else v for v in hedged]})
+    m2 = compare_runs(a, better_pairs).metrics["m"]
+    assert m2.ci_verdict() == "better" and m2.verdict() == "worse"
+    mixed = compare_runs(_result("A", {"m": ["invalid", 0.5, 0.5]}), _result("B", {"m": [0.5, "invalid", 0.5]}))
+    assert (mixed.metrics["m"].n_new_invalid, mixed.metrics["m"].n_new_valid) == (1, 1)
+    assert mixed.metrics["m"].verdict() == "worse"  # gross, not net: the lost sample is another one
+    # nothing valid anywhere: nothing to say
+    none = compare_runs(_result("A", {"m": ["invalid", None]}), _result("B", {"m": ["invalid", "invalid"]}))
+    assert none.metrics["m"].verdict() == "no pairs" and none.regressions() == []
+    # every sample lost: no pair, and still a regression
+    lost = compare_runs(_result("A", {"m": [0.5, 0.6]}), _result("B", {"m": ["invalid", None]}))
+    assert lost.metrics["m"].n_pairs == 0 and lost.metrics["m"].verdict() == "worse"
+    with pytest.raises(ConfigError, match="count >= 0"):
+        c.regressions(max_new_invalid=-1)
+
+
+def test_gate_checks_name_the_newly_invalid_samples() -> None:
+    from ragmeter.report.gates import regression_checks
+
+    a = _result("A", {"m": [0.9, 0.8, 0.7, 0.6]})
+    b = _result("B", {"m": ["invalid", 0.8, None, 0.6]})
+    checks = {ch.rule: ch for ch in regression_checks(compare_runs(a, b))}
+    assert checks["regression"].passed
+    new = checks["new_invalid"]
+    assert not new.passed and new.value == 2 and new.bound == 0
+    assert new.name == "m no newly invalid scores (at most 0)"
+    assert "2 sample(s) scored validly in A have no valid score in B (JudgeOutputError: 1, not scored: 1)" in (
+        new.message
+    )
+    assert "id:s0, id:s2; above the allowed 0" in new.message
+    assert all(ch.passed for ch in regression_checks(compare_runs(a, b), max_new_invalid=2))
+
+
 def test_statistics_match_reference_computations() -> None:
     rng = np.random.default_rng(0)
     va = rng.uniform(0.3, 1.0, 15).round(3)

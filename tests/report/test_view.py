@@ -111,6 +111,11 @@ def test_compare_page(server: ViewServer) -> None:
     for bad in ("-1", "x"):
         status, _, body = _get(server.url + f"compare?a=report-test&b=second&margin={bad}")
         assert status == 400 and "margin" in body, bad
+    status, _, body = _get(server.url + "compare?a=report-test&b=second&max_new_invalid=3")
+    assert status == 200 and _data(body)["comparison"]["max_new_invalid"] == 3
+    for bad in ("-1", "0.5", "x"):
+        status, _, body = _get(server.url + f"compare?a=report-test&b=second&max_new_invalid={bad}")
+        assert status == 400 and ("max_new_invalid" in body or "newly invalid" in body), bad
     assert _get(server.url + "compare?a=report-test&b=nope")[0] == 404
 
 

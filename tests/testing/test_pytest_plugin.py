@@ -194,3 +194,95 @@ def test_session_check_reads_ragas_objects() -> None:
         assert [r.failed for r in session.records] == [(), ("faithfulness",)]
     finally:
         session.close()
+
+
+BASELINE_TESTS = """
+from ragmeter.testing import assert_rag
+
+CTX = ["The Eiffel Tower was built between 1887 and 1889 for the World's Fair in Paris. It is about 330 metres tall.",
+       "Gustave Eiffel's company designed and built the tower."]
+ANSWERS = {answers!r}
+
+def test_built():
+    assert_rag({{"question": "When was the Eiffel Tower built?", "contexts": CTX, "answer": ANSWERS[0]}},
+               {{"faithfulness": 0.0}})
+
+def test_height():
+    assert_rag({{"question": "How tall is the Eiffel Tower?", "contexts": CTX, "answer": ANSWERS[1]}},
+               {{"faithfulness": 0.0}})
+
+def test_designer():
+    assert_rag({{"question": "Who designed the Eiffel Tower?", "contexts": CTX, "answer": ANSWERS[2]}},
+               {{"faithfulness": 0.0}})
+"""
+GOOD = [
+    "The Eiffel Tower was built between 1887 and 1889 for the World's Fair.",
+    "The Eiffel Tower is about 330 metres tall.",
+    "Gustave Eiffel's company designed the tower.",
+]
+
+
+def _session(inner: pytest.Pytester, out: Path, answers: list[str], *args: str) -> pytest.RunResult:
+    inner.makepyfile(test_rag=BASELINE_TESTS.format(answers=answers))
+    return inner.runpytest("-p", "no:cacheprovider", f"--ragmeter-out={out}", *args)
+
+
+def test_baseline_comparison_in_the_session_summary(inner: pytest.Pytester, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    _session(inner, out, GOOD).assert_outcomes(passed=3)
+    baseline = Result.from_store(out, "latest").run_id
+
+    # the same answers: no regression, exit 0
+    res = _session(inner, out, GOOD, "--ragmeter-baseline", baseline)
+    res.assert_outcomes(passed=3)
+    assert res.ret == pytest.ExitCode.OK
+    res.stdout.fnmatch_lines(
+        [
+            f"ragmeter: this session against baseline {baseline}: 3 matched sample(s), 0 only in the baseline, 0 only*",
+            "metric * B - A * 95% CI * newly invalid/valid  verdict",
+            "faithfulness * 0/0  no clear change",
+        ]
+    )
+
+    # one answer turned into "I don't know.": its test fails (invalid), and the summary calls it a regression
+    res = _session(inner, out, [GOOD[0], "I don't know.", GOOD[2]], "--ragmeter-baseline", baseline)
+    res.assert_outcomes(passed=2, failed=1)
+    res.stdout.fnmatch_lines(
+        [
+            "faithfulness * 1/0  worse",
+            f"ragmeter: REGRESSION against baseline {baseline} (margin 0, at most 0 newly invalid): faithfulness; *",
+        ]
+    )
+    res = _session(
+        inner, out, [GOOD[0], "I don't know.", GOOD[2]], "--ragmeter-baseline", baseline, "--ragmeter-max-new-invalid=1"
+    )
+    res.stdout.fnmatch_lines(["faithfulness * 1/0  no clear change"])
+    assert "REGRESSION" not in res.stdout.str()
+
+    # every test passes its bound, but the session is clearly worse than the baseline: exit 1
+    wrong = [
+        "The Eiffel Tower was completed in 1925 in London.",
+        "The Eiffel Tower is 900 metres tall and made of glass.",
+        "Leonardo da Vinci painted the tower in 1503.",
+    ]
+    res = _session(inner, out, wrong, "--ragmeter-baseline", baseline)
+    res.assert_outcomes(passed=3)
+    assert res.ret == pytest.ExitCode.TESTS_FAILED
+    res.stdout.fnmatch_lines(["faithfulness * 0/0  worse", "ragmeter: REGRESSION against baseline *: faithfulness; *"])
+    # --ragmeter-margin loosens the paired part as compare --margin does
+    res = _session(inner, out, wrong, "--ragmeter-baseline", baseline, "--ragmeter-margin=2")
+    assert res.ret == pytest.ExitCode.OK
+
+
+def test_baseline_options_are_checked(inner: pytest.Pytester, tmp_path: Path) -> None:
+    inner.makepyfile(test_x="def test_x():\n    pass\n")
+    res = inner.runpytest("--ragmeter-baseline", "main")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*--ragmeter-baseline needs --ragmeter-out*"])
+    res = inner.runpytest(f"--ragmeter-out={tmp_path}", "--ragmeter-baseline", "main", "--ragmeter-max-new-invalid=-1")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    # a baseline that is not in the store: the session fails and says why
+    res = _session(inner, tmp_path / "empty", GOOD, "--ragmeter-baseline", "nope")
+    res.assert_outcomes(passed=4)  # test_x.py and the three of test_rag.py
+    assert res.ret == pytest.ExitCode.TESTS_FAILED
+    res.stdout.fnmatch_lines(["ragmeter: could not compare the session with its baseline in *: *nope*"])

@@ -39,7 +39,8 @@ from ragmeter.cli.runs import require_store
 @click.option(
     "--fail-on-regression",
     is_flag=True,
-    help="Gate: exit 1 when a metric is worse in B with the 95% CI of B - A entirely beyond -margin.",
+    help="Gate: exit 1 when a metric is worse in B: the 95% CI of B - A entirely beyond -margin, or more "
+    "samples than --max-new-invalid scored validly in A and not in B.",
 )
 @click.option(
     "--margin",
@@ -47,6 +48,15 @@ from ragmeter.cli.runs import require_store
     default=0.0,
     show_default=True,
     help="Drop that a regression must exceed (in the metric's units, e.g. 0.02).",
+)
+@click.option(
+    "--max-new-invalid",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Samples per metric that may be valid in A and invalid or unscored in B (a count, not a rate) "
+    "before the metric counts as worse.",
 )
 @click.option(
     "--html",
@@ -68,6 +78,7 @@ def compare_cmd(
     top: int,
     fail_on_regression: bool,
     margin: float,
+    max_new_invalid: int,
     html_path: Path | None,
     junit: Path | None,
 ) -> None:
@@ -76,8 +87,9 @@ def compare_cmd(
     Samples are matched by their stable key (the data's id, else a hash of question and
     reference). Per metric: means, the paired difference B - A with a paired bootstrap 95% CI,
     a paired permutation (sign-flip) test p-value, and wins/ties/losses, over the pairs both
-    runs scored validly. A loud warning marks runs that are not comparable (judge, prompts,
-    metric parameters or evaluation set differ).
+    runs scored validly; and the samples newly invalid in B (valid in A, invalid or not scored
+    in B: a regression, however the pairs read) and newly valid. A loud warning marks runs that
+    are not comparable (judge, prompts, metric parameters or evaluation set differ).
 
     Exit codes: 0 done (no regression, or no --fail-on-regression), 1 a metric regressed with
     --fail-on-regression, 2 bad input or configuration.
@@ -93,13 +105,13 @@ def compare_cmd(
         run_a, run_b, store=out, store_b=out_b, metrics=parse_metric_list(metrics), n_top=top
     )
     if as_json:
-        echo_json(comparison.to_dict(margin))
+        echo_json(comparison.to_dict(margin, max_new_invalid))
     else:
-        render_comparison(comparison, margin=margin)
+        render_comparison(comparison, margin=margin, max_new_invalid=max_new_invalid)
     if html_path is not None:
         from ragmeter.report.compare_html import write_comparison
 
-        click.echo(f"comparison page written to {write_comparison(comparison, html_path, margin)}", err=True)
+        click.echo(f"comparison page written to {write_comparison(comparison, html_path, margin, max_new_invalid)}", err=True)
     if not comparison.comparable:
         click.echo(
             "warning: the runs are NOT COMPARABLE: " + " | ".join(comparison.issues),
@@ -107,7 +119,7 @@ def compare_cmd(
         )
     if fail_on_regression or junit is not None:
         finish_gates(
-            regression_checks(comparison, margin),
+            regression_checks(comparison, margin, max_new_invalid),
             junit=junit,
             suite=f"ragmeter compare {comparison.run_a} {comparison.run_b}",
             enforce=fail_on_regression,

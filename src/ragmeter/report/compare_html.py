@@ -3,7 +3,8 @@ report's page shell, style and sample view; see :mod:`ragmeter.report.page`).
 
 The page shows both runs' headers, the NOT COMPARABLE warning with its reasons, one row per
 metric (means, B - A with its paired bootstrap CI, the permutation p-value, wins / ties /
-losses, the verdict at the margin), and every matched sample, sorted by how much it moved on a
+losses, the samples newly invalid and newly valid in B, the verdict at the margin and the
+allowance of newly invalid samples), and every matched sample, sorted by how much it moved on a
 chosen metric (worst in B first), filterable, rendered lazily; a click shows the sample's
 answers, scores, claims and contexts from A and from B next to each other.
 """
@@ -38,7 +39,7 @@ def _pair(key: str, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return {"key": key, "a": a, "b": b}
 
 
-def comparison_data(comparison: Comparison, margin: float = 0.0) -> dict[str, Any]:
+def comparison_data(comparison: Comparison, margin: float = 0.0, max_new_invalid: int = 0) -> dict[str, Any]:
     """The JSON-able content of the comparison page (see ``assets/compare.js``)."""
     a, b = _runs(comparison)
     names = list(comparison.metrics)
@@ -48,7 +49,7 @@ def comparison_data(comparison: Comparison, margin: float = 0.0) -> dict[str, An
     return {
         "kind": "compare",
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "comparison": comparison.to_dict(margin),
+        "comparison": comparison.to_dict(margin, max_new_invalid),
         "runs": {"a": run_header(a), "b": run_header(b)},
         "metric_names": names,
         "pairs": [
@@ -60,21 +61,23 @@ def comparison_data(comparison: Comparison, margin: float = 0.0) -> dict[str, An
     }
 
 
-def render_comparison(comparison: Comparison, margin: float = 0.0) -> str:
+def render_comparison(comparison: Comparison, margin: float = 0.0, max_new_invalid: int = 0) -> str:
     """The comparison as one HTML document (a string)."""
     title = f"ragmeter compare {comparison.run_a} {comparison.run_b}"
     return render_page(
         title,
-        comparison_data(comparison, margin),
+        comparison_data(comparison, margin, max_new_invalid),
         scripts=("sample.js", "compare.js"),
         styles=("compare.css",),
     )
 
 
-def write_comparison(comparison: Comparison, path: str | Path | None = None, margin: float = 0.0) -> Path:
+def write_comparison(
+    comparison: Comparison, path: str | Path | None = None, margin: float = 0.0, max_new_invalid: int = 0
+) -> Path:
     """Write the comparison page to ``path`` (default ``ragmeter-compare-<A>-<B>.html``); return it."""
     target = Path(f"ragmeter-compare-{comparison.run_a}-{comparison.run_b}.html") if path is None else path
-    return write_page(target, render_comparison(comparison, margin), "the comparison")
+    return write_page(target, render_comparison(comparison, margin, max_new_invalid), "the comparison")
 
 
 __all__ = ["comparison_data", "render_comparison", "write_comparison"]

@@ -11,15 +11,23 @@ scored it reports, over the **pairs** (matched samples that both runs scored val
   "better" following the metric's direction (lower is better for ``noise_sensitivity``);
 - the samples that moved most in each direction, with both runs' reasons.
 
-Invalid scores: a pair is used only when both scores are valid. ``n_invalid_a`` / ``n_invalid_b``
-count matched samples whose score is invalid in that run, ``n_unscored`` those the run did not
-score at all (a field was missing, or the run was interrupted); ``n_pairs`` is what the
-statistics use.
+Invalid scores: the statistics use a pair only when both scores are valid (``n_pairs``).
+``n_invalid_a`` / ``n_invalid_b`` count matched samples whose score is invalid in that run,
+``n_unscored`` those a run did not score at all (a field was missing, e.g. an empty answer, or the
+run was interrupted). **Unscorable is not better**: a matched sample that A scored validly and B
+did not (invalid, or not scored) is *newly invalid* in B (``n_new_invalid``, ``new_invalid``), a
+regression of B on that sample however the pairs read; the reverse is *newly valid*
+(``n_new_valid``, ``new_valid``), an improvement. Samples present in one run only are not counted
+there: they make the evaluation sets differ (``only_a``, ``only_b``, and not comparable, below).
 
 A metric **regresses** (``regressions``; the gate of ``compare --fail-on-regression``) when B is
-worse and the whole interval says so by more than ``margin``: the CI's upper end of ``B - A`` is
-below ``-margin`` (for a lower-is-better metric: its lower end above ``+margin``). Identical runs
-give a ``[0, 0]`` interval and never regress.
+worse and the whole interval says so by more than ``margin`` (the CI's upper end of ``B - A`` is
+below ``-margin``; for a lower-is-better metric its lower end above ``+margin``), or when more
+samples than ``max_new_invalid`` (a count, default 0) are newly invalid in B. It improves when
+the interval says so beyond ``+margin``, or more than ``max_new_invalid`` samples are newly valid
+in B. Identical runs give a ``[0, 0]`` interval and never regress.
+:meth:`MetricComparison.verdict` is the one place that says ``worse`` / ``better`` /
+``no clear change``; the console, the JSON, the HTML page and the gate read it.
 
 The runs are **not comparable** (``comparable`` is False and ``issues`` says why; everything is
 still computed) when their judges differ (name, model, sampling parameters, embedder, local
@@ -31,41 +39,22 @@ not its answer or contexts, which are what a comparison of two pipeline versions
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ragmeter.dataset.keys import normalize_key_text
 from ragmeter.errors import ConfigError
+from ragmeter.metrics.base import Score
+from ragmeter.report.comparability import comparability_issues, eval_set_hash, metric_specs
 from ragmeter.run.result import Result
 from ragmeter.stats.paired import TEST_NAME, paired_difference
 
 #: |b - a| at or below this is a tie: well below the 3 decimals shown, and above the float noise of
 #: embedding arithmetic (the local judge can differ by ~1e-8 between two identical runs).
 TIE_TOLERANCE = 1e-6
-#: Judge description keys that do not change a score (compared runs may differ in them).
-_OPERATIONAL_KEYS = frozenset(
-    {
-        "cache",
-        "memo_size",
-        "prompts",  # compared on their own, as prompt versions
-        "prompts_dir",
-        "base_url",
-        "structured",
-        "structured_resolved",
-        "concurrency",
-        "timeout_s",
-        "max_retries",
-        "backoff_base_s",
-        "backoff_max_s",
-        "rpm",
-        "tpm",
-        "prompt_price_per_1k",
-        "completion_price_per_1k",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -98,6 +87,42 @@ class MovedSample:
 
 
 @dataclass(frozen=True)
+class ValidityChange:
+    """A matched sample scored validly in one run only: ``value_a`` / ``value_b`` are the scores
+    (None on the side without a valid one); ``error_a`` / ``error_b`` say why that side has none
+    (the invalid score's kind, e.g. ``NoClaims``, or ``not scored``; empty on the valid side)."""
+
+    key: str
+    idx_a: int
+    idx_b: int
+    question: str
+    value_a: float | None
+    value_b: float | None
+    error_a: str
+    error_b: str
+    reason_a: str
+    reason_b: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "idx_a": self.idx_a,
+            "idx_b": self.idx_b,
+            "question": self.question,
+            "value_a": self.value_a,
+            "value_b": self.value_b,
+            "error_a": self.error_a,
+            "error_b": self.error_b,
+            "reason_a": self.reason_a,
+            "reason_b": self.reason_b,
+        }
+
+
+#: The verdicts of :meth:`MetricComparison.verdict`.
+WORSE, BETTER, NO_CLEAR_CHANGE, NO_PAIRS = "worse", "better", "no clear change", "no pairs"
+
+
+@dataclass(frozen=True)
 class MetricComparison:
     """One metric's paired comparison (see the module docstring). Statistics are None when no
     pair is usable."""
@@ -123,16 +148,40 @@ class MetricComparison:
     #: estimate of the difference of *human* means, B - A (:func:`~ragmeter.run.calibrated.
     #: calibrated_difference`); else None, and ``ci95`` is on the judge's scale only
     calibrated: Mapping[str, Any] | None = None
+    n_new_invalid: int = 0
+    n_new_valid: int = 0
+    new_invalid: tuple[ValidityChange, ...] = ()
+    new_valid: tuple[ValidityChange, ...] = ()
+    #: why the newly invalid samples have no valid score in B: error kind (or ``not scored``) -> count
+    new_invalid_kinds: Mapping[str, int] = field(default_factory=dict)
 
-    def regressed(self, margin: float = 0.0) -> bool:
-        """B is worse than A beyond ``margin`` with 95% confidence (the regression gate)."""
+    def ci_verdict(self, margin: float = 0.0) -> str:
+        """What the paired interval alone says: ``worse`` (B worse than A beyond ``margin`` with
+        95% confidence), ``better``, ``no clear change``, or ``no pairs``."""
         if self.ci95 is None:
-            return False
-        if self.higher_is_better:
-            return self.ci95[1] < -margin
-        return self.ci95[0] > margin
+            return NO_PAIRS
+        lo, hi = self.ci95
+        worse, better = (hi < -margin, lo > margin) if self.higher_is_better else (lo > margin, hi < -margin)
+        return WORSE if worse else BETTER if better else NO_CLEAR_CHANGE
 
-    def to_dict(self) -> dict[str, Any]:
+    def verdict(self, margin: float = 0.0, max_new_invalid: int = 0) -> str:
+        """``worse`` when the interval says so or more than ``max_new_invalid`` samples are newly
+        invalid in B; else ``better`` when the interval says so or more than ``max_new_invalid``
+        are newly valid in B; else ``no clear change`` (``no pairs`` when nothing can be said)."""
+        ci = self.ci_verdict(margin)
+        if ci == WORSE or self.n_new_invalid > max_new_invalid:
+            return WORSE
+        if ci == BETTER or self.n_new_valid > max_new_invalid:
+            return BETTER
+        if ci == NO_PAIRS and not (self.n_new_invalid or self.n_new_valid):
+            return NO_PAIRS
+        return NO_CLEAR_CHANGE
+
+    def regressed(self, margin: float = 0.0, max_new_invalid: int = 0) -> bool:
+        """B is worse than A (the regression gate): see :meth:`verdict`."""
+        return self.verdict(margin, max_new_invalid) == WORSE
+
+    def to_dict(self, margin: float = 0.0, max_new_invalid: int = 0) -> dict[str, Any]:
         return {
             "mean_a": self.mean_a,
             "mean_b": self.mean_b,
@@ -151,6 +200,12 @@ class MetricComparison:
             "improved": [m.to_dict() for m in self.improved],
             "worsened": [m.to_dict() for m in self.worsened],
             "calibrated": None if self.calibrated is None else dict(self.calibrated),
+            "n_new_invalid": self.n_new_invalid,
+            "n_new_valid": self.n_new_valid,
+            "new_invalid": [c.to_dict() for c in self.new_invalid],
+            "new_valid": [c.to_dict() for c in self.new_valid],
+            "new_invalid_kinds": dict(self.new_invalid_kinds),
+            "verdict": self.verdict(margin, max_new_invalid),
         }
 
 
@@ -187,12 +242,14 @@ class Comparison:
     def n_only_b(self) -> int:
         return len(self.only_b)
 
-    def regressions(self, margin: float = 0.0) -> list[str]:
-        """Metrics where B is worse than A beyond ``margin`` (see the module docstring)."""
+    def regressions(self, margin: float = 0.0, max_new_invalid: int = 0) -> list[str]:
+        """Metrics where B is worse than A: beyond ``margin``, or with more than
+        ``max_new_invalid`` samples newly invalid in B (see the module docstring)."""
         check_margin(margin)
-        return [name for name, m in self.metrics.items() if m.regressed(margin)]
+        check_max_new_invalid(max_new_invalid)
+        return [name for name, m in self.metrics.items() if m.regressed(margin, max_new_invalid)]
 
-    def to_dict(self, margin: float = 0.0) -> dict[str, Any]:
+    def to_dict(self, margin: float = 0.0, max_new_invalid: int = 0) -> dict[str, Any]:
         return {
             "run_a": self.run_a,
             "run_b": self.run_b,
@@ -200,9 +257,10 @@ class Comparison:
             "n_only_a": self.n_only_a,
             "n_only_b": self.n_only_b,
             "comparable": self.comparable,
-            "metrics": {name: m.to_dict() for name, m in self.metrics.items()},
-            "regressions": self.regressions(margin),
+            "metrics": {name: m.to_dict(margin, max_new_invalid) for name, m in self.metrics.items()},
+            "regressions": self.regressions(margin, max_new_invalid),
             "margin": margin,
+            "max_new_invalid": max_new_invalid,
             "issues": list(self.issues),
             "test": TEST_NAME,
             "ci": "paired bootstrap percentile interval of the mean difference B - A, on the judge's "
@@ -226,84 +284,19 @@ def check_margin(margin: float) -> float:
     return value
 
 
+def check_max_new_invalid(count: int) -> int:
+    """The allowance of newly invalid samples per metric: a count >= 0."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ConfigError(f"the allowance of newly invalid samples must be a count >= 0, got {count!r}")
+    return count
+
+
 def _load(run: Result | str, store: str | Path | None) -> Result:
     if isinstance(run, Result):
         return run
     if store is None:
         raise ConfigError(f"run {run!r} is a run id: give the run store directory (store=...)")
     return Result.from_store(store, run)
-
-
-def eval_set_hash(result: Result) -> str:
-    """SHA-256 over the sorted (key, normalised question, normalised reference) of a run's samples."""
-    items = sorted(
-        (result.keys[idx], normalize_key_text(s.question), normalize_key_text(s.reference))
-        for idx, s in result.samples
-    )
-    h = hashlib.sha256()
-    for item in items:
-        h.update("\x1f".join(item).encode("utf-8"))
-        h.update(b"\n")
-    return h.hexdigest()
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            if str(k) in _OPERATIONAL_KEYS:
-                continue
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out
-    return {prefix: value}
-
-
-def _differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    fa, fb = _flatten(a), _flatten(b)
-    return [
-        f"{k}: {fa.get(k)!r} vs {fb.get(k)!r}" for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)
-    ]
-
-
-def _metric_specs(result: Result) -> dict[str, dict[str, Any]]:
-    return {str(m.get("name")): dict(m) for m in result.meta.get("metrics", []) if m.get("name")}
-
-
-def _issues(
-    a: Result, b: Result, shared: Iterable[str], hashes: tuple[str, str], counts: tuple[int, int, int]
-) -> list[str]:
-    """Why A and B are not comparable (empty when they are); ``counts``: only in A, only in B,
-    matched with another question or reference."""
-    issues: list[str] = []
-    judge = _differences(a.meta.get("judge") or {}, b.meta.get("judge") or {})
-    if judge:
-        issues.append("different judges: " + "; ".join(judge[:6]) + (" ..." if len(judge) > 6 else ""))
-    prompts = _differences(a.meta.get("prompt_versions") or {}, b.meta.get("prompt_versions") or {})
-    if prompts:
-        issues.append(
-            "different prompt versions: " + "; ".join(prompts[:6]) + (" ..." if len(prompts) > 6 else "")
-        )
-    specs_a, specs_b = _metric_specs(a), _metric_specs(b)
-    for name in shared:
-        sa = {k: specs_a[name].get(k) for k in ("version", "params", "threshold")}
-        sb = {k: specs_b[name].get(k) for k in ("version", "params", "threshold")}
-        diff = _differences(sa, sb)
-        if diff:
-            issues.append(f"metric {name} differs: " + "; ".join(diff))
-    if counts[0] and counts[1] and counts[0] == len(a.samples) and counts[1] == len(b.samples):
-        kinds_a = sorted({k.split(":", 1)[0] for k in a.keys.values()})
-        kinds_b = sorted({k.split(":", 1)[0] for k in b.keys.values()})
-        issues.append(
-            f"no sample matched: A's keys are {'/'.join(kinds_a)}:..., B's {'/'.join(kinds_b)}:... "
-            "(an id column in one data file only, or other questions)"
-        )
-    if hashes[0] != hashes[1]:
-        issues.append(
-            f"different evaluation sets (eval-set hash {hashes[0][:12]} vs {hashes[1][:12]}): "
-            f"{counts[0]} sample(s) only in A, {counts[1]} only in B, "
-            f"{counts[2]} matched sample(s) with another question or reference"
-        )
-    return issues
 
 
 def _compare_metric(
@@ -319,7 +312,10 @@ def _compare_metric(
     seed: int,
 ) -> MetricComparison:
     used: list[tuple[str, int, int, float, float]] = []
+    lost: list[tuple[str, int, int]] = []  # valid in A only
+    gained: list[tuple[str, int, int]] = []  # valid in B only
     n_invalid_a = n_invalid_b = n_unscored = 0
+    samples_a, samples_b = dict(a.samples), dict(b.samples)
     for key, ia, ib in pairs:
         sa, sb = a.score(ia, name), b.score(ib, name)
         if sa is None or sb is None:
@@ -328,13 +324,33 @@ def _compare_metric(
             n_invalid_a += 1
         if sb is not None and not sb.valid:
             n_invalid_b += 1
-        if sa is not None and sb is not None and sa.valid and sb.valid:
-            assert sa.value is not None and sb.value is not None
+        valid_a, valid_b = sa is not None and sa.valid, sb is not None and sb.valid
+        if valid_a and valid_b:
+            assert sa is not None and sb is not None and sa.value is not None and sb.value is not None
             used.append((key, ia, ib, float(sa.value), float(sb.value)))
+        elif valid_a:
+            lost.append((key, ia, ib))
+        elif valid_b:
+            gained.append((key, ia, ib))
+
+    def changed(key: str, ia: int, ib: int) -> ValidityChange:
+        sa, sb = a.score(ia, name), b.score(ib, name)
+        return ValidityChange(
+            key, ia, ib, samples_b[ib].question or samples_a[ia].question,
+            _valid_value(sa), _valid_value(sb), _error_kind(sa), _error_kind(sb), _reason(sa), _reason(sb),
+        )  # fmt: skip
+
+    validity: dict[str, Any] = {
+        "n_new_invalid": len(lost),
+        "n_new_valid": len(gained),
+        "new_invalid": tuple(changed(*c) for c in lost[:n_top]),
+        "new_valid": tuple(changed(*c) for c in gained[:n_top]),
+        "new_invalid_kinds": dict(Counter(_error_kind(b.score(ib, name)) for _, _, ib in lost).most_common()),
+    }
     if not used:
         return MetricComparison(
             name, higher_is_better, 0, n_invalid_a, n_invalid_b, n_unscored,
-            None, None, None, None, None, None, 0, 0, 0,
+            None, None, None, None, None, None, 0, 0, 0, **validity,
         )  # fmt: skip
     stats = paired_difference(
         [u[3] for u in used],
@@ -347,7 +363,6 @@ def _compare_metric(
     gains = [sign * (vb - va) for _, _, _, va, vb in used]
     wins = sum(1 for g in gains if g > TIE_TOLERANCE)
     losses = sum(1 for g in gains if g < -TIE_TOLERANCE)
-    samples_a, samples_b = dict(a.samples), dict(b.samples)
 
     def moved(i: int) -> MovedSample:
         key, ia, ib, va, vb = used[i]
@@ -378,7 +393,26 @@ def _compare_metric(
         losses=losses,
         improved=improved,
         worsened=worsened,
+        **validity,
     )
+
+
+def _valid_value(score: Score | None) -> float | None:
+    return float(score.value) if score is not None and score.valid and score.value is not None else None
+
+
+def _error_kind(score: Score | None) -> str:
+    if score is None:
+        return "not scored"
+    if score.valid:
+        return ""
+    return score.error.kind if score.error is not None else "invalid"
+
+
+def _reason(score: Score | None) -> str:
+    if score is None:
+        return "not scored in this run: a field the metric needs was missing (see the run's input problems) or the run stopped"
+    return score.reason
 
 
 def compare_runs(
@@ -423,7 +457,7 @@ def compare_runs(
                 f"metric(s) {', '.join(unknown)} not scored by both runs; both have: {', '.join(shared) or 'none'}"
             )
         shared = [m for m in shared if m in metrics]
-    specs = _metric_specs(a)
+    specs = metric_specs(a)
     samples_a, samples_b = dict(a.samples), dict(b.samples)
     n_changed = sum(
         1
@@ -458,7 +492,7 @@ def compare_runs(
         n_matched=len(pairs),
         only_a=tuple(only_a),
         only_b=tuple(only_b),
-        issues=tuple(_issues(a, b, shared, hashes, (len(only_a), len(only_b), n_changed))),
+        issues=tuple(comparability_issues(a, b, shared, hashes, (len(only_a), len(only_b), n_changed))),
         metrics=results,
         metrics_only_a=tuple(m for m in a.metric_names if m not in b.metric_names),
         metrics_only_b=tuple(m for m in b.metric_names if m not in a.metric_names),
@@ -470,4 +504,13 @@ def compare_runs(
     )
 
 
-__all__ = ["Comparison", "MetricComparison", "MovedSample", "check_margin", "compare_runs", "eval_set_hash"]
+__all__ = [
+    "Comparison",
+    "MetricComparison",
+    "MovedSample",
+    "ValidityChange",
+    "check_margin",
+    "check_max_new_invalid",
+    "compare_runs",
+    "eval_set_hash",
+]

@@ -152,10 +152,16 @@ def render_calibrated(result: Result, console: Console) -> None:
 
 
 def render_comparison(
-    comparison: Comparison, console: Console | None = None, *, margin: float = 0.0, show_moved: int = 3
+    comparison: Comparison,
+    console: Console | None = None,
+    *,
+    margin: float = 0.0,
+    max_new_invalid: int = 0,
+    show_moved: int = 3,
 ) -> None:
     """Terminal view of :func:`~ragmeter.report.comparison.compare_runs`: counts, a loud warning
-    when the runs are not comparable, one row per metric, then the samples that moved most."""
+    when the runs are not comparable, one row per metric, then the samples that moved most and
+    those scored validly in one run only."""
     from ragmeter.stats.paired import TEST_NAME
 
     console = console or make_console()
@@ -182,47 +188,34 @@ def render_comparison(
         ("B better/tie/worse", "right"),
         ("pairs", "right"),
         ("invalid A/B", "right"),
+        ("newly invalid/valid in B", "right"),
         ("verdict", "left"),
     ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for name, m in c.metrics.items():
-        if m.diff is None or m.ci95 is None:
-            table.add_row(
-                escape(name),
-                "—",
-                "—",
-                "—",
-                "—",
-                "—",
-                "—",
-                "0",
-                f"{m.n_invalid_a}/{m.n_invalid_b}",
-                "no pairs",
-            )
-            continue
-        better = m.ci95[0] > margin if m.higher_is_better else m.ci95[1] < -margin
-        if m.regressed(margin):
-            verdict = "[bold red]worse[/bold red]"
-        elif better:
-            verdict = "[green]better[/green]"
-        else:
-            verdict = "no clear change"
+        verdict = m.verdict(margin, max_new_invalid)
+        style = {"worse": "[bold red]worse[/bold red]", "better": "[green]better[/green]"}.get(verdict, verdict)
+        if m.n_new_invalid > max_new_invalid:
+            style += f" ({m.n_new_invalid} newly invalid)"
+        paired = m.diff is not None and m.ci95 is not None and m.p_value is not None
         table.add_row(
             escape(name),
             _fmt(m.mean_a),
             _fmt(m.mean_b),
-            f"{m.diff:+.3f}",
-            f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]",
-            f"{m.p_value:.3g}",
-            f"{m.wins}/{m.ties}/{m.losses}",
+            f"{m.diff:+.3f}" if paired else "—",
+            f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]" if m.ci95 is not None else "—",
+            f"{m.p_value:.3g}" if m.p_value is not None else "—",
+            f"{m.wins}/{m.ties}/{m.losses}" if paired else "—",
             str(m.n_pairs),
             f"{m.n_invalid_a}/{m.n_invalid_b}",
-            verdict,
+            f"{m.n_new_invalid}/{m.n_new_valid}",
+            style,
         )
     console.print(table)
     console.print(
-        f"CI: paired bootstrap of the mean difference, on the judge's scale; p: {TEST_NAME}; a pair counts "
-        f"only when both runs scored it validly; verdict at margin {margin:g}"
+        f"CI: paired bootstrap of the mean difference over the pairs both runs scored validly, on the judge's "
+        f"scale; p: {TEST_NAME}; newly invalid: valid in A, invalid or not scored in B (a regression of B), "
+        f"newly valid the reverse; verdict at margin {margin:g}, at most {max_new_invalid} newly invalid"
     )
     for name, m in c.metrics.items():
         cal = m.calibrated
@@ -258,3 +251,18 @@ def render_comparison(
                 )
                 console.print(f"    A: {short(s.reason_a, 90)}", markup=False, highlight=False)
                 console.print(f"    B: {short(s.reason_b, 90)}", markup=False, highlight=False)
+        for label, changes, total in (
+            ("newly invalid in B (valid in A)", m.new_invalid, m.n_new_invalid),
+            ("newly valid in B (invalid or not scored in A)", m.new_valid, m.n_new_valid),
+        ):
+            if not changes:
+                continue
+            console.print(f"[bold]{name}[/bold]: {total} {label}")
+            for v in changes[:show_moved]:
+                side_a = f"{v.value_a:.3f}" if v.value_a is not None else v.error_a
+                side_b = f"{v.value_b:.3f}" if v.value_b is not None else v.error_b
+                console.print(
+                    f"  {v.key}  {side_a} -> {side_b}  {short(v.question, 70)}", markup=False, highlight=False
+                )
+                console.print(f"    A: {short(v.reason_a, 90)}", markup=False, highlight=False)
+                console.print(f"    B: {short(v.reason_b, 90)}", markup=False, highlight=False)

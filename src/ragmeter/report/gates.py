@@ -38,7 +38,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.run.calibrated import MIN_LABELS
 
 if TYPE_CHECKING:
-    from ragmeter.report.comparison import Comparison
+    from ragmeter.report.comparison import Comparison, MetricComparison
     from ragmeter.run.result import Result
 
 GATE_ON: tuple[str, ...] = ("mean", "lower", "calibrated")
@@ -216,16 +216,19 @@ def threshold_checks(
     return checks
 
 
-def regression_checks(comparison: Comparison, margin: float = 0.0) -> list[GateCheck]:
-    """One ``regression`` check per metric both runs scored."""
-    from ragmeter.report.comparison import check_margin
+def regression_checks(comparison: Comparison, margin: float = 0.0, max_new_invalid: int = 0) -> list[GateCheck]:
+    """Two checks per metric both runs scored: ``regression`` (the paired CI of B - A beyond
+    ``-margin``) and ``new_invalid`` (at most ``max_new_invalid`` samples valid in A and without a
+    valid score in B). A metric fails the gate when either fails, as its verdict says."""
+    from ragmeter.report.comparison import WORSE, check_margin, check_max_new_invalid
 
     margin = check_margin(margin)
+    allowed = check_max_new_invalid(max_new_invalid)
     checks: list[GateCheck] = []
     for name, m in comparison.metrics.items():
-        regressed = m.regressed(margin)
+        regressed = m.ci_verdict(margin) == WORSE
         if m.ci95 is None or m.diff is None:
-            message = f"{name}: no pair with valid scores in both runs; nothing to compare"
+            message = f"{name}: no pair with valid scores in both runs; the interval says nothing"
             value = None
         else:
             worse_end = m.ci95[1] if m.higher_is_better else m.ci95[0]
@@ -253,7 +256,32 @@ def regression_checks(comparison: Comparison, margin: float = 0.0) -> list[GateC
                 message=message,
             )
         )
+        checks.append(_new_invalid_check(name, m, allowed))
     return checks
+
+
+def _new_invalid_check(name: str, m: MetricComparison, allowed: int) -> GateCheck:
+    passed = m.n_new_invalid <= allowed
+    if m.n_new_invalid:
+        kinds = ", ".join(f"{k}: {n}" for k, n in m.new_invalid_kinds.items())
+        keys = ", ".join(c.key for c in m.new_invalid) + (" ..." if m.n_new_invalid > len(m.new_invalid) else "")
+        message = (
+            f"{name}: {m.n_new_invalid} sample(s) scored validly in A have no valid score in B ({kinds}): "
+            f"{keys}; {'above' if not passed else 'within'} the allowed {allowed}"
+        )
+    else:
+        message = f"{name}: no sample scored validly in A lost its valid score in B"
+    if m.n_new_valid:
+        message += f"; {m.n_new_valid} sample(s) newly valid in B"
+    return GateCheck(
+        name=f"{name} no newly invalid scores (at most {allowed})",
+        metric=name,
+        rule="new_invalid",
+        passed=passed,
+        value=float(m.n_new_invalid),
+        bound=float(allowed),
+        message=message,
+    )
 
 
 def _xml_text(text: str) -> str:

@@ -5,8 +5,8 @@ Routes (GET only; everything else is 405):
 - ``/``: the runs in the store, newest first, with each metric's mean, n scored and n invalid,
   and a form to compare two runs;
 - ``/run/<run>``: the run's HTML report, the same page ``ragmeter report`` writes;
-- ``/compare?a=<run>&b=<run>[&margin=M]``: run B against run A, the page of ``ragmeter compare
-  --html`` (:mod:`ragmeter.report.comparison`, :mod:`ragmeter.report.compare_html`).
+- ``/compare?a=<run>&b=<run>[&margin=M][&max_new_invalid=N]``: run B against run A, the page of
+  ``ragmeter compare --html`` (:mod:`ragmeter.report.comparison`, :mod:`ragmeter.report.compare_html`).
 
 It binds to 127.0.0.1 unless told otherwise, reads the store through :class:`RunStore` and
 :class:`Result` (never writes), and sends each page with the same Content-Security-Policy as a
@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from ragmeter.errors import RagmeterError, RunError
 from ragmeter.log.store import RunStore, require_store
 from ragmeter.report.compare_html import render_comparison
-from ragmeter.report.comparison import check_margin, compare_runs
+from ragmeter.report.comparison import check_margin, check_max_new_invalid, compare_runs
 from ragmeter.report.html import render_report
 from ragmeter.report.page import page_csp, render_page
 
@@ -87,17 +87,19 @@ class ViewApp:
             key, info.status, lambda: render_report(Result.from_store(self.store_dir, info.run_id))
         )
 
-    def compare_page(self, run_a: str, run_b: str, margin: float = 0.0) -> str:
-        """Run B against run A (``margin``: the regression margin the page judges by)."""
+    def compare_page(self, run_a: str, run_b: str, margin: float = 0.0, max_new_invalid: int = 0) -> str:
+        """Run B against run A (``margin``, ``max_new_invalid``: the regression margin and the
+        allowance of newly invalid samples the page judges by)."""
         bound = check_margin(margin)  # ConfigError (400) unless >= 0
+        allowed = check_max_new_invalid(max_new_invalid)
         with RunStore(self.store_dir) as store:
             a, b = store.get_run(run_a), store.get_run(run_b)
-        key = ("compare", a.run_id, str(a.finished_at), b.run_id, str(b.finished_at), repr(bound))
+        key = ("compare", a.run_id, str(a.finished_at), b.run_id, str(b.finished_at), repr(bound), str(allowed))
         status = "running" if "running" in (a.status, b.status) else "finished"
         return self._cached(
             key,
             status,
-            lambda: render_comparison(compare_runs(a.run_id, b.run_id, store=self.store_dir), bound),
+            lambda: render_comparison(compare_runs(a.run_id, b.run_id, store=self.store_dir), bound, allowed),
         )
 
     def _cached(self, key: tuple[str, ...], status: str, make: Callable[[], str]) -> str:
@@ -135,7 +137,11 @@ class ViewApp:
                     margin = float(query.get("margin", "0"))
                 except ValueError:
                     return 400, "text/plain", f"margin must be a number, got {query['margin']!r}\n"
-                return 200, "text/html", self.compare_page(query["a"], query["b"], margin)
+                try:
+                    allowed = int(query.get("max_new_invalid", "0"))
+                except ValueError:
+                    return 400, "text/plain", f"max_new_invalid must be a count, got {query['max_new_invalid']!r}\n"
+                return 200, "text/html", self.compare_page(query["a"], query["b"], margin, allowed)
         except RunError as exc:  # an unknown or ambiguous run id
             return 404, "text/plain", f"{exc}\n"
         except RagmeterError as exc:

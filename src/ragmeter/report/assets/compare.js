@@ -43,18 +43,22 @@
   }
 
   /* ---------------------------------------------------------------- metrics */
-  function verdict(m, k) {
-    if (m.ci95 === null) return el("span", {class: "muted"}, "no pairs");
-    if (C.regressions.indexOf(names[k]) >= 0) return el("span", {class: "badge bad"}, "worse");
-    const better = higher[k] ? m.ci95[0] > C.margin : m.ci95[1] < -C.margin;
-    return better ? el("span", {class: "badge good"}, "better") : el("span", {class: "muted"}, "no clear change");
+  /* the verdict is computed once, in Python (MetricComparison.verdict): the CI and the newly invalid samples */
+  function verdict(m) {
+    if (m.verdict === "worse") {
+      return el("span", {class: "badge bad", title: m.n_new_invalid > C.max_new_invalid
+        ? m.n_new_invalid + " sample(s) valid in A have no valid score in B (allowed: " + C.max_new_invalid + ")"
+        : "the 95% CI of B \u2212 A is beyond \u2212margin"}, "worse");
+    }
+    if (m.verdict === "better") return el("span", {class: "badge good"}, "better");
+    return el("span", {class: "muted"}, m.verdict);
   }
 
   function signed(x, digits) { return x === null || x === undefined ? "\u2014" : (x > 0 ? "+" : "") + fmt(x, digits); }
 
   function metricsTable() {
     const head = ["metric", "mean A", "mean B", "B \u2212 A", "95% CI", "p", "B better / tie / worse", "pairs",
-      "invalid A / B", "verdict"];
+      "invalid A / B", "newly invalid / valid in B", "verdict"];
     return el("table", {class: "t", id: "metrics"},
       el("thead", {}, el("tr", {}, head.map(function (h) { return el("th", {}, h); }))),
       el("tbody", {}, names.map(function (n, k) {
@@ -68,7 +72,9 @@
           el("td", {class: "num"}, m.wins + " / " + m.ties + " / " + m.losses),
           el("td", {class: "num"}, RM.int(m.n_pairs)),
           el("td", {class: "num"}, m.n_invalid_a + " / " + m.n_invalid_b),
-          el("td", {}, verdict(m, k)));
+          el("td", {class: "num" + (m.n_new_invalid ? " bad" : ""), "data-col": "new-invalid"},
+            m.n_new_invalid + " / " + m.n_new_valid),
+          el("td", {"data-col": "verdict"}, verdict(m)));
       })));
   }
 
@@ -79,6 +85,7 @@
   let haystack = null;
 
   function value(j) { return j === null || j.error ? null : j.value; }
+  function valid(j) { return value(j) !== null; }
 
   /* B's gain on metric k for pair i: positive when B is better; null when a side has no valid score */
   function gain(i, k) {
@@ -107,6 +114,8 @@
       if (state.show === "worse" && (g === null || g >= -1e-6)) return false;
       if (state.show === "better" && (g === null || g <= 1e-6)) return false;
       if (state.show === "unpaired" && g !== null) return false;
+      if (state.show === "new-invalid" && !(valid(pairs[i].a.scores[state.metric]) && !valid(pairs[i].b.scores[state.metric]))) return false;
+      if (state.show === "new-valid" && !(valid(pairs[i].b.scores[state.metric]) && !valid(pairs[i].a.scores[state.metric]))) return false;
     }
     return !state.text || searchText(i).indexOf(state.text) >= 0;
   }
@@ -134,7 +143,9 @@
   const showSel = el("select", {id: "f-show", "aria-label": "which samples"},
     el("option", {value: ""}, "all samples"), el("option", {value: "changed"}, "score changed"),
     el("option", {value: "worse"}, "worse in B"), el("option", {value: "better"}, "better in B"),
-    el("option", {value: "unpaired"}, "invalid or unscored in a run"));
+    el("option", {value: "unpaired"}, "invalid or unscored in a run"),
+    el("option", {value: "new-invalid"}, "newly invalid in B (valid in A)"),
+    el("option", {value: "new-valid"}, "newly valid in B (not valid in A)"));
   const dirSel = el("select", {id: "f-dir", "aria-label": "order"},
     el("option", {value: "1"}, "worst in B first"), el("option", {value: "-1"}, "best in B first"));
   const count = el("span", {id: "count", class: "muted"});
@@ -150,7 +161,10 @@
 
   function cell(i, k) {
     const p = pairs[i], g = gain(i, k);
-    const cls = g === null ? " muted" : g > 1e-6 ? " good" : g < -1e-6 ? " bad" : "";
+    const va = valid(p.a.scores[k]), vb = valid(p.b.scores[k]);
+    /* a score lost in B is a regression of B, one gained an improvement */
+    const cls = g === null ? (va && !vb ? " bad" : vb && !va ? " good" : " muted")
+      : g > 1e-6 ? " good" : g < -1e-6 ? " bad" : "";
     return el("div", {class: "num" + cls}, side(p.a.scores[k]) + " \u2192 " + side(p.b.scores[k]) +
       (g === null ? "" : "  (" + signed(value(p.b.scores[k]) - value(p.a.scores[k])) + ")"));
   }
@@ -224,7 +238,8 @@
     el("h2", {}, "metrics: B \u2212 A over the pairs both runs scored"),
     metricsTable(),
     el("p", {class: "muted"}, "95% CI: " + C.ci + ". p: " + C.test + ". A pair counts only when both runs scored it " +
-      "validly. Verdict at margin " + C.margin + "."),
+      "validly; a sample valid in A and invalid or unscored in B is newly invalid, a regression of B (newly valid: the " +
+      "reverse). Verdict at margin " + C.margin + ", at most " + C.max_new_invalid + " newly invalid sample(s)."),
     el("h2", {}, "matched samples"),
     el("div", {class: "controls"}, search, el("span", {class: "muted"}, "by"), metricSel, showSel, dirSel, count),
     el("div", {class: "grid", id: "table"}, head, viewport),
