@@ -66,3 +66,24 @@ def test_the_viewer_page_follows_new_labels(tmp_path: Path) -> None:
         store.put_label(r.run_id, order[20], "token_f1", 1, drawn="random")
     second = app.respond(f"/run/{r.run_id}")[2]
     assert second != first and re.search(r'"n_labels":\s*21', second)
+
+
+def test_the_comparison_page_shows_the_calibrated_difference(browser: Browser, tmp_path: Path) -> None:
+    from ragmeter.report.compare_html import render_comparison
+    from ragmeter.report.comparison import compare_runs
+
+    a = _labelled_run(tmp_path / "runs")
+    b = _labelled_run(tmp_path / "runs")
+    page = tmp_path / "compare.html"
+    page.write_text(
+        render_comparison(compare_runs(a.run_id, b.run_id, store=tmp_path / "runs")), encoding="utf-8"
+    )
+    browser.console_errors()
+    browser.open(page.as_uri())
+    text = browser.driver.find_element("id", "calibrated").text
+    assert (
+        "token_f1 calibrated to people's labels: B \u2212 A" in text
+        and "20 pairs labelled in both runs" in text
+    )
+    assert "on the judge's scale" in browser.driver.find_element("id", "app").text
+    assert browser.console_errors() == []

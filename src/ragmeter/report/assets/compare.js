@@ -78,6 +78,19 @@
       })));
   }
 
+  /* the calibrated B - A of each metric both runs have labels of (on people's scale; the table's CI is the judge's) */
+  function calibratedNote() {
+    const lines = names.filter(function (n) { return C.metrics[n].calibrated; }).map(function (n) {
+      const c = C.metrics[n].calibrated;
+      if (c.diff === null || c.diff === undefined) {
+        return el("li", {}, n + ": " + c.n_labels + " pair(s) labelled in both runs; " + c.needed + " more for a calibrated difference");
+      }
+      return el("li", {}, n + " calibrated to people's labels: B \u2212 A ", el("b", {}, signed(c.diff)),
+        " [" + signed(c.ci95[0]) + ", " + signed(c.ci95[1]) + "] (PPI++, " + c.n_labels + " pairs labelled in both runs)");
+    });
+    return lines.length ? el("ul", {id: "calibrated"}, lines) : null;
+  }
+
   /* ---------------------------------------------------------------- matched samples */
   const state = {metric: 0, dir: 1, text: "", show: ""};
   let order = [];
@@ -237,6 +250,7 @@
     warning(),
     el("h2", {}, "metrics: B \u2212 A over the pairs both runs scored"),
     metricsTable(),
+    calibratedNote(),
     el("p", {class: "muted"}, "95% CI: " + C.ci + ". p: " + C.test + ". A pair counts only when both runs scored it " +
       "validly; a sample valid in A and invalid or unscored in B is newly invalid, a regression of B (newly valid: the " +
       "reverse). Verdict at margin " + C.margin + ", at most " + C.max_new_invalid + " newly invalid sample(s)."),
