@@ -19,7 +19,7 @@ ZH_EIFFEL = [("user", "介绍一下埃菲尔铁塔。"), ("assistant", "埃菲�
         ("How tall is it?", EIFFEL, "How tall is the Eiffel Tower?"),
         ("What is its height?", EIFFEL, "What is the Eiffel Tower's height?"),
         ("Who designed this?", EIFFEL, "Who designed the Eiffel Tower?"),
-        ("Is this building old?", EIFFEL, "Is this building old?"),  # a determiner, not an anaphor
+        ("Is this building old?", EIFFEL, "Is this building old?"),  # a determiner, and a word of its own
         ("What about Germany?", FRANCE, "What is the population of Germany?"),
         ("And Spain?", FRANCE, "What is the population of Spain?"),
         ("When did she win her first Nobel Prize?", CURIE, "When did Marie Curie win her first Nobel Prize?"),

@@ -81,6 +81,15 @@ _EN_TOPIC_RE = re.compile(
     r"information (?:on|about)|learn about|talk about|explain|describe|define)\s+(.+?)\s*(?:[?.!,;]|$)",
     re.IGNORECASE,
 )
+#: a question without entity or anaphor is read as about the conversation's topic when it has at
+#: most this many content words ("Who are the most famous artists?"), none of them the topic's
+IMPLICIT_MAX_WORDS = 2
+_EN_PREPOSITIONS = frozenset("in on at for during before after since from to with without by near".split())
+_QUESTION_START_EN = re.compile(
+    r"\?\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|"
+    r"will|would|should|tell|give|list|describe|explain|show)\b",
+    re.IGNORECASE,
+)
 _EN_ELLIPSIS_RE = re.compile(
     r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$|^\s*and\s+(.+?)\s*\?\s*$", re.IGNORECASE
 )
@@ -98,15 +107,18 @@ _ZH_PRONOUNS = (
 )
 _ZH_DEMONSTRATIVES = ("这个", "那个", "这些", "那些", "该", "此")
 _ZH_LEAD_RE = re.compile(
-    r"^(?:请问|请|你知道|您知道|能否|可以|告诉我|给我)?\s*(?:介绍一下|介绍|讲讲|说说|谈谈|解释一下|解释|关于)"
+    r"^(?:请问|请|你知道|您知道|能否|可以|告诉我|给我)?\s*"
+    r"(?:介绍一下|介绍|讲讲|说说|谈谈|解释一下|解释|关于|我想了解|我想知道|想了解|想知道|我想问)"
 )
 _ZH_WHAT_IS_RE = re.compile(r"^(?:请问)?\s*什么是(.+?)[？?。！!，,]*$")
 #: a Chinese question's topic ends where its predicate starts
 _ZH_PREDICATE_RE = re.compile(
-    r"是|有|在|的|能|会|可以|为什么|为何|怎么|怎样|如何|多少|多高|多大|多长|多久|什么|哪|吗|呢|建|成立|位于|属于|发生|出生|去世"
+    r"是|有|在|的|能|会|可以|为什么|为何|怎么|怎样|如何|多少|多高|多大|多长|多久|什么|哪|吗|呢|建|成立|位于|属于|发生|出生|去世|"
+    r"说|讲|用|叫|吃|喝|住|写|做|产"
 )
 _ZH_ELLIPSIS_RE = re.compile(r"^\s*(?:那么?|那)?\s*(.+?)\s*呢\s*[？?]*\s*$")
 _ZH_PUNCT = "？?。！!，,、；;：:“”\"'（）()《》 "
+_ZH_QUESTION_RE = re.compile(r"[？?]|吗|呢|什么|怎么|怎样|如何|哪|谁|几|多少|是否|多[高大长久远]")
 _LATIN_ENTITY_RE = re.compile(r"[A-Z][A-Za-z0-9\-]*(?:\s+[A-Z][A-Za-z0-9\-]*)*")
 
 
@@ -143,11 +155,10 @@ def _en_entities(text: str) -> list[Topic]:
                 j += 2
             else:
                 break
-        if start_of_sentence and j == i + 1:  # a lone capitalised first word: "Paris" yes, "Tell" no
-            if w.lower() in _EN_FUNCTION:
-                i = j
-                continue
-        span = text[words[i].start() : words[j - 1].end()]
+        if start_of_sentence and j == i + 1:  # a lone capitalised first word: "Country of ...", "Tell"
+            i = j
+            continue
+        span = re.sub(r"['’]s?$", "", text[words[i].start() : words[j - 1].end()])
         before = text[: words[i].start()].rstrip()
         if before.lower().endswith(" the") or before.lower() == "the":
             span = "the " + span
@@ -178,12 +189,16 @@ def _en_phrase_topic(text: str) -> Topic | None:
     return Topic(phrase, plural=words[-1].lower().endswith("s") and not words[-1].lower().endswith("ss"))
 
 
-def _en_topics(text: str) -> list[Topic]:
+def _en_topics(text: str, opening: bool) -> list[Topic]:
+    """Named entities of ``text``, else its topic phrase when it opens the conversation or
+    introduces a topic (a later "what are the symptoms?" asks about the topic, it is none)."""
     ents = _en_entities(text)
     if ents:
         return ents
     phrase = _en_phrase_topic(text)
-    return [phrase] if phrase else []
+    if phrase is None or (not opening and phrase.text.lower().startswith("the ")):
+        return []
+    return [phrase]
 
 
 # ---------------------------------------------------------------------------------- topics (zh)
@@ -205,8 +220,8 @@ def _zh_topics(text: str) -> list[Topic]:
     return latin
 
 
-def _topics(text: str, lang: str) -> list[Topic]:
-    return _zh_topics(text) if lang == "zh" else _en_topics(text)
+def _topics(text: str, lang: str, opening: bool) -> list[Topic]:
+    return _zh_topics(text) if lang == "zh" else _en_topics(text, opening)
 
 
 # ---------------------------------------------------------------------------------- rewriting
@@ -228,14 +243,56 @@ def _possessive(text: str) -> str:
     return text + ("'" if text.endswith("s") and not text.endswith("ss") else "'s")
 
 
-def _en_rewrite(
-    question: str, topics: list[Topic], previous: str | None, previous_topic: Topic | None
-) -> str:
+def _en_ellipsis(question: str, previous: str | None, previous_topic: Topic | None) -> str | None:
+    """ "What about Germany?" -> the previous question with its topic replaced; "How about on
+    Christmas eve?" -> the previous question with that phrase in place of (or added to) its own."""
     m = _EN_ELLIPSIS_RE.match(question)
-    if m and previous and previous_topic is not None and previous_topic.text in previous:
-        new = (m.group(1) or m.group(2) or "").strip()
-        if new and len(new.split()) <= 6:
-            return previous.replace(previous_topic.text, new, 1)
+    if not m or not previous:
+        return None
+    new = (m.group(1) or m.group(2) or "").strip()
+    words = new.split()
+    if not words or len(words) > 5 or words[0].lower() in _EN_STARTERS - _EN_PREPOSITIONS:
+        return None  # "And who edited the movie?" is a question of its own
+    if words[0].lower() in _EN_PREPOSITIONS:
+        body = previous.rstrip(" ?.!")
+        same = re.search(rf"\b{re.escape(words[0])}\b[^,;?]*$", body, re.IGNORECASE)
+        body = body[: same.start()].rstrip() if same else body
+        return f"{body} {new}?"
+    if previous_topic is not None and previous_topic.text in previous:
+        return previous.replace(previous_topic.text, new, 1)
+    return None
+
+
+def _en_implicit(question: str, topic: Topic | None) -> str | None:
+    """A question with no entity, no anaphor and no word of the topic: "About <topic>: ..."."""
+    if topic is None or not _QUESTION_START_EN.search(question) or _en_entities(question):
+        return None
+    if _en_phrase_topic(question) is not None and not question.lower().startswith(
+        ("what is the", "what are the")
+    ):
+        return None  # it introduces a topic of its own
+    words = _content_words(question)
+    if len(words) > IMPLICIT_MAX_WORDS or set(words) & set(_content_words(topic.text)):
+        return None  # a question with content of its own ("What causes throat cancer?")
+    first, rest = question.split(" ", 1) if " " in question else (question, "")
+    lead = first.lower() if first.lower() in _EN_STARTERS else first
+    return f"About {topic.text}: {lead}{(' ' + rest) if rest else ''}"
+
+
+def _content_words(text: str) -> list[str]:
+    return [
+        w.lower().rstrip("s")
+        for w in _EN_WORD_RE.findall(text)
+        if w.lower() not in _EN_FUNCTION and len(w) > 2
+    ]
+
+
+def _en_rewrite(
+    question: str, topics: list[Topic], previous: str | None, previous_topic: Topic | None, main: Topic | None
+) -> str:
+    elliptic = _en_ellipsis(question, previous, previous_topic)
+    if elliptic is not None:
+        return elliptic
     words = list(_EN_WORD_RE.finditer(question))
     for k, w in enumerate(words):
         low = w.group(0).lower()
@@ -245,7 +302,7 @@ def _en_rewrite(
             if nxt and nxt not in _EN_AFTER_ALONE and w.end() < len(question) and question[w.end()] == " ":
                 continue  # "this book": a determiner
             kind = "plural" if low in ("these", "those") else "thing"
-        if kind is None:
+        if kind is None or low == "one":
             continue
         if kind == "person?":  # "her" before a noun is possessive
             kind = "person's" if nxt and nxt not in _EN_FUNCTION and nxt not in _EN_AFTER_ALONE else "person"
@@ -258,11 +315,25 @@ def _en_rewrite(
         elif w.start() == 0:
             text = text[0].upper() + text[1:]
         return question[: w.start()] + text + question[w.end() :]
-    return question
+    implicit = _en_implicit(question, main)
+    return implicit if implicit is not None else question
+
+
+def _zh_implicit(question: str, topic: Topic | None) -> str | None:
+    """A question that names nothing of its topic: "关于<topic>，..."."""
+    q = question.strip()
+    if topic is None or topic.text in q or not _ZH_QUESTION_RE.search(q):
+        return None
+    if _ZH_WHAT_IS_RE.match(q) or _ZH_LEAD_RE.match(q) or _LATIN_ENTITY_RE.search(q):
+        return None  # it introduces a topic of its own
+    head = _zh_topics(q)
+    if head and len(head[0].text) >= 2 and head[0].text not in ("请问", "那么", "那"):
+        return None  # it has a subject of its own ("长城有多长？")
+    return f"关于{topic.text}，{q}"
 
 
 def _zh_rewrite(
-    question: str, topics: list[Topic], previous: str | None, previous_topic: Topic | None
+    question: str, topics: list[Topic], previous: str | None, previous_topic: Topic | None, main: Topic | None
 ) -> str:
     m = _ZH_ELLIPSIS_RE.match(question)
     if m and previous and previous_topic is not None and previous_topic.text in previous:
@@ -293,7 +364,8 @@ def _zh_rewrite(
             if best is None or at < best[0]:
                 best = (at, len(word), kind)
     if best is None:
-        return question
+        implicit = _zh_implicit(question, main)
+        return implicit if implicit is not None else question
     topic = _pick(topics, best[2])
     if topic is None:
         return question
@@ -308,31 +380,45 @@ def standalone_question(question: str, history: Sequence[tuple[str, str]], *, la
     if not q or not history:
         return q
     lang = lang if lang in ("en", "zh") else detect_lang(q)
-    topics: list[Topic] = []
+    topics: list[Topic] = []  # every entity of the user's messages, oldest first
     answer_topics: list[Topic] = []
+    main: Topic | None = None  # the topic the conversation is about now (its last introduction)
     previous: str | None = None
     previous_topic: Topic | None = None
+    opening = True
     for role, text in history:
         if not text.strip():
             continue
         if role == "user":
-            resolved = _rewrite(text.strip(), topics or answer_topics, previous, previous_topic, lang)
-            found = _topics(resolved, lang)
+            resolved = _rewrite(text.strip(), topics or answer_topics, previous, previous_topic, main, lang)
+            found = _topics(resolved, lang, opening)
             if found:
                 topics.extend(found)
                 previous_topic = found[-1] if lang == "zh" else found[0]
+                if opening or resolved == text.strip():  # a topic introduced, not carried
+                    main = previous_topic
+            opening = False
             previous = resolved
         elif role == "assistant" and not topics:
-            answer_topics.extend(_topics(text, lang))
-    return _rewrite(q, topics or answer_topics, previous, previous_topic, lang)
+            answer_topics.extend(_topics(text, lang, True))
+    return _rewrite(q, topics or answer_topics, previous, previous_topic, main or _last(answer_topics), lang)
+
+
+def _last(topics: list[Topic]) -> Topic | None:
+    return topics[-1] if topics else None
 
 
 def _rewrite(
-    q: str, topics: list[Topic], previous: str | None, previous_topic: Topic | None, lang: str
+    q: str,
+    topics: list[Topic],
+    previous: str | None,
+    previous_topic: Topic | None,
+    main: Topic | None,
+    lang: str,
 ) -> str:
     if lang == "zh":
-        return _zh_rewrite(q, topics, previous, previous_topic)
-    return _en_rewrite(q, topics, previous, previous_topic)
+        return _zh_rewrite(q, topics, previous, previous_topic, main)
+    return _en_rewrite(q, topics, previous, previous_topic, main)
 
 
 __all__ = ["Topic", "standalone_question"]
