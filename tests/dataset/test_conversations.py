@@ -16,7 +16,11 @@ from ragmeter.dataset.conversations import HISTORY_LIMIT, conversation_samples, 
 from ragmeter.dataset.keys import conversation_text_key, sample_keys
 from ragmeter.dataset.messages import ChatMessage, ToolCall
 
-SEARCH = {"id": "t1", "type": "function", "function": {"name": "search", "arguments": '{"q": "Eiffel Tower"}'}}
+SEARCH = {
+    "id": "t1",
+    "type": "function",
+    "function": {"name": "search", "arguments": '{"q": "Eiffel Tower"}'},
+}
 OPENAI = {
     "id": "c1",
     "messages": [
@@ -26,7 +30,9 @@ OPENAI = {
         {
             "role": "tool",
             "tool_call_id": "t1",
-            "content": json.dumps(["The Eiffel Tower is a lattice tower in Paris.", "It was completed in 1889."]),
+            "content": json.dumps(
+                ["The Eiffel Tower is a lattice tower in Paris.", "It was completed in 1889."]
+            ),
         },
         {"role": "assistant", "content": "A lattice tower in Paris, completed in 1889.", "latency_ms": 120},
         {"role": "user", "content": "How tall is it?"},
@@ -110,7 +116,10 @@ def test_openai_variants_content_parts_developer_role_and_legacy_function_call()
     row = {
         "messages": [
             {"role": "developer", "content": "Be brief."},
-            {"role": "user", "content": [{"type": "text", "text": "Who wrote"}, {"type": "text", "text": "Hamlet?"}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Who wrote"}, {"type": "text", "text": "Hamlet?"}],
+            },
             {"role": "assistant", "content": None, "function_call": {"name": "lookup", "arguments": "{}"}},
             {"role": "function", "name": "lookup", "content": "Hamlet is a tragedy by William Shakespeare."},
             {"role": "assistant", "content": "Shakespeare."},
@@ -139,7 +148,10 @@ def test_consecutive_user_messages_are_one_turn_and_the_last_answer_counts() -> 
 def test_history_is_the_recent_dialogue_only() -> None:
     msgs: list[ChatMessage] = []
     for i in range(30):
-        msgs += [ChatMessage("user", f"question {i}"), ChatMessage("assistant", f"answer {i}", contexts=("c",))]
+        msgs += [
+            ChatMessage("user", f"question {i}"),
+            ChatMessage("assistant", f"answer {i}", contexts=("c",)),
+        ]
     last = conversation_samples("long", msgs)[-1]
     assert last.turn == 30 and last.history is not None and len(last.history) == HISTORY_LIMIT
     assert last.history[-1] == ChatMessage("assistant", "answer 28")
@@ -148,7 +160,11 @@ def test_history_is_the_recent_dialogue_only() -> None:
 RAGAS = {
     "user_input": [
         {"content": "What is the capital of France?", "type": "human"},
-        {"content": "", "type": "ai", "tool_calls": [{"name": "retrieve", "args": {"q": "capital of France"}}]},
+        {
+            "content": "",
+            "type": "ai",
+            "tool_calls": [{"name": "retrieve", "args": {"q": "capital of France"}}],
+        },
         {"content": "Paris is the capital of France.", "type": "tool"},
         {"content": "Paris.", "type": "ai"},
         {"content": "And its population?", "type": "human"},
@@ -162,7 +178,9 @@ RAGAS = {
 def test_ragas_multi_turn_rows_as_to_jsonl_and_to_csv_write_them(tmp_path: Path) -> None:
     ds = load_dataset(write_jsonl(tmp_path / "ragas.jsonl", [RAGAS]))
     conv, turn = ds
-    assert conv.reference == "Paris; about 2.1 million" and conv.metadata == {"reference_topics": ["geography"]}
+    assert conv.reference == "Paris; about 2.1 million" and conv.metadata == {
+        "reference_topics": ["geography"]
+    }
     assert conv.messages is not None and conv.messages[1].tool_calls == (
         ToolCall("retrieve", '{"q": "capital of France"}'),
     )
@@ -203,7 +221,10 @@ def test_ragas_objects_are_read_by_duck_typing() -> None:
     assert [s.contexts for s in load_dataset(dataset)] == [(), ("Paris is the capital of France.",)]
     assert len(load_dataset(sample)) == 2  # one MultiTurnSample alone
     # AIMessage.to_dict() packs text and tool calls into the content
-    packed = {"content": json.dumps({"text": "", "tool_calls": [{"name": "retrieve", "args": {}}]}), "type": "ai"}
+    packed = {
+        "content": json.dumps({"text": "", "tool_calls": [{"name": "retrieve", "args": {}}]}),
+        "type": "ai",
+    }
     rows = [{"user_input": [RAGAS["user_input"][0], packed, *RAGAS["user_input"][2:4]]}]
     conv, _ = load_dataset(rows)
     assert conv.messages is not None and conv.messages[1].tool_calls == (ToolCall("retrieve", "{}"),)
@@ -219,13 +240,18 @@ DEEPEVAL = {
         {
             "role": "assistant",
             "content": "William Shakespeare.",
-            "retrieval_context": ["Hamlet is a tragedy by William Shakespeare.", {"context": "c2", "source": "s"}],
+            "retrieval_context": [
+                "Hamlet is a tragedy by William Shakespeare.",
+                {"context": "c2", "source": "s"},
+            ],
         },
         {"role": "user", "content": "When?"},
         {
             "role": "assistant",
             "content": "Around 1600.",
-            "toolsCalled": [{"name": "catalog", "inputParameters": {"q": "Hamlet"}, "output": "Written c. 1600."}],
+            "toolsCalled": [
+                {"name": "catalog", "inputParameters": {"q": "Hamlet"}, "output": "Written c. 1600."}
+            ],
         },
     ],
 }
@@ -265,7 +291,9 @@ class _OldCase:
 
 
 def test_deepeval_older_turns_of_test_cases() -> None:
-    case = _OldCase([_OldTurn("Who wrote Hamlet?", "Shakespeare.", ["Hamlet is by Shakespeare."], "Shakespeare")])
+    case = _OldCase(
+        [_OldTurn("Who wrote Hamlet?", "Shakespeare.", ["Hamlet is by Shakespeare."], "Shakespeare")]
+    )
     _conv, turn = load_dataset([case])
     assert turn.question == "Who wrote Hamlet?" and turn.reference == "Shakespeare"
     assert turn.contexts == ("Hamlet is by Shakespeare.",)
@@ -337,7 +365,12 @@ def test_keys_are_conversation_and_turn() -> None:
     assert sample_keys(ds.samples, ds.generated_ids) == ["id:c1", "id:c1/turn:1", "id:c1/turn:2"]
     # without an id, the conversation is keyed by its user messages: reordering keeps the keys
     a = {"messages": OPENAI["messages"]}
-    b = {"messages": [{"role": "user", "content": "Other?"}, {"role": "assistant", "content": "x", "contexts": ["c"]}]}
+    b = {
+        "messages": [
+            {"role": "user", "content": "Other?"},
+            {"role": "assistant", "content": "x", "contexts": ["c"]},
+        ]
+    }
     one, two = load_dataset([a, b]), load_dataset([b, a])
     keys_one = sample_keys(one.samples, one.generated_ids)
     keys_two = sample_keys(two.samples, two.generated_ids)
@@ -347,7 +380,9 @@ def test_keys_are_conversation_and_turn() -> None:
 
 
 def test_samples_built_in_code_keep_their_conversation_fields() -> None:
-    built = conversation_samples("z", [ChatMessage("user", "q?"), ChatMessage("assistant", "a.", contexts=("c",))])
+    built = conversation_samples(
+        "z", [ChatMessage("user", "q?"), ChatMessage("assistant", "a.", contexts=("c",))]
+    )
     ds = load_dataset(built)
     assert list(ds) == built
     bad = Sample(question="q", conversation_id="z", turn=1, history=(ChatMessage("user", "\udcff"),))

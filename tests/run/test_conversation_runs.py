@@ -29,23 +29,38 @@ CHAT = {
             "contexts": ["The Eiffel Tower is a wrought-iron lattice tower in Paris."],
         },
         {"role": "user", "content": "How tall is it?"},
-        {"role": "assistant", "content": "It is 330 metres tall.", "contexts": ["The tower is 330 metres tall."]},
+        {
+            "role": "assistant",
+            "content": "It is 330 metres tall.",
+            "contexts": ["The tower is 330 metres tall."],
+        },
     ],
 }
 ZH_CHAT = {
     "id": "z1",
     "messages": [
         {"role": "user", "content": "介绍一下埃菲尔铁塔。"},
-        {"role": "assistant", "content": "它是巴黎的一座铁塔。", "contexts": ["埃菲尔铁塔是巴黎的一座铁塔。"]},
+        {
+            "role": "assistant",
+            "content": "它是巴黎的一座铁塔。",
+            "contexts": ["埃菲尔铁塔是巴黎的一座铁塔。"],
+        },
         {"role": "user", "content": "它有多高？"},
         {"role": "assistant", "content": "它高 330 米。", "contexts": ["埃菲尔铁塔高 330 米。"]},
     ],
 }
-PLAIN = {"id": "p1", "question": "Who wrote Hamlet?", "contexts": ["Hamlet is by Shakespeare."], "answer": "Shakespeare."}
+PLAIN = {
+    "id": "p1",
+    "question": "Who wrote Hamlet?",
+    "contexts": ["Hamlet is by Shakespeare."],
+    "answer": "Shakespeare.",
+}
 
 
 def test_local_judge_scores_each_turn_with_its_standalone_question(tmp_path: Path) -> None:
-    result = ragmeter.evaluate([CHAT, PLAIN], ["faithfulness", "context_relevance", "exact_match"], None, out=tmp_path)
+    result = ragmeter.evaluate(
+        [CHAT, PLAIN], ["faithfulness", "context_relevance", "exact_match"], None, out=tmp_path
+    )
     by_id = {s.id: idx for idx, s in result.samples}
     assert set(by_id) == {"c1", "c1:1", "c1:2", "p1"}
     second = result.score(by_id["c1:2"], "context_relevance")
@@ -134,7 +149,9 @@ def test_a_failed_rewrite_is_the_turns_invalid_score_with_its_cause() -> None:
             return "no JSON here"
         return _replies(request)
 
-    result = ragmeter.evaluate([CHAT], ["context_relevance"], LLMJudge(ModelClient(FakeProvider(reply), FAST)))
+    result = ragmeter.evaluate(
+        [CHAT], ["context_relevance"], LLMJudge(ModelClient(FakeProvider(reply), FAST))
+    )
     scores = {s.turn: result.score(i, "context_relevance") for i, s in result.samples if s.turn}
     assert scores[1] is not None and scores[1].valid  # no history: no rewrite
     bad = scores[2]
@@ -162,7 +179,12 @@ def test_a_judge_without_the_step_is_refused_before_any_call(tmp_path: Path) -> 
     with RunStore(tmp_path) as store:
         assert store.list_runs() == []
     # data without follow-up turns needs no rewrite
-    assert ragmeter.evaluate([PLAIN], ["context_relevance"], _NoRewrite()).summary()["context_relevance"].n_scored == 1
+    assert (
+        ragmeter.evaluate([PLAIN], ["context_relevance"], _NoRewrite())
+        .summary()["context_relevance"]
+        .n_scored
+        == 1
+    )
 
 
 def test_judge_free_metrics_need_no_rewrite() -> None:

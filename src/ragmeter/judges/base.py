@@ -29,6 +29,19 @@ Steps (names used in ``Metric.steps`` and ``Judge.supports``):
   and ``assistant``); the runner asks it for a turn sample before the metrics that read the
   question (:mod:`ragmeter.run.turns`)
 
+Conversation steps (the per-conversation metrics, :mod:`ragmeter.metrics.conversation`) take the
+conversation's ``dialogue``: its user and assistant messages with text, as ``(role, text)`` pairs,
+read as :func:`exchanges` (exchange ``k``: the user's message(s) and the assistant's reply):
+
+- ``rate_turn_relevance(dialogue, lang=)`` -> one :class:`TurnVerdict` per answered exchange: does
+  the reply address the user's message, given the conversation before it
+- ``check_retention(dialogue, lang=)`` -> :class:`RetentionCheck`: the facts the user stated, and
+  one verdict per answered exchange: does the reply keep them (no contradiction, no asking again)
+- ``check_completeness(dialogue, lang=)`` -> one :class:`Verdict` per request the user made
+  (``claim``: the request; ``supported``: met by the end of the conversation)
+- ``check_role_adherence(role, dialogue, lang=)`` -> one :class:`TurnVerdict` per answered exchange:
+  does the reply keep the role the system message gives
+
 A judge that cannot do a step raises :class:`~ragmeter.errors.UnsupportedStepError` from it, and
 returns False from ``supports(step)`` so the runner can refuse the run before any call.
 
@@ -60,6 +73,10 @@ STEPS: tuple[str, ...] = (
     "grade",
     "compare",
     "standalone_question",
+    "rate_turn_relevance",
+    "check_retention",
+    "check_completeness",
+    "check_role_adherence",
 )
 
 
@@ -150,6 +167,65 @@ class Preference:
             raise ValueError(f"winner must be 'a', 'b' or 'tie', not {self.winner!r}")
 
 
+@dataclass(frozen=True)
+class Exchange:
+    """One exchange of a conversation: the user's message (consecutive user messages joined by a
+    line break) and the assistant's reply ("" when the conversation ends before it)."""
+
+    user: str
+    assistant: str
+
+
+def exchanges(dialogue: Sequence[tuple[str, str]]) -> list[Exchange]:
+    """The exchanges of a dialogue (``(role, text)`` pairs, roles ``user`` and ``assistant``), in
+    order, numbered 1.. by the conversation steps. Assistant messages before the first user
+    message answer nothing and are left out; consecutive assistant messages are one reply."""
+    out: list[tuple[list[str], list[str]]] = []
+    for role, text in dialogue:
+        text = str(text).strip()
+        if not text:
+            continue
+        if role == "user":
+            if not out or out[-1][1]:
+                out.append(([], []))
+            out[-1][0].append(text)
+        elif role == "assistant" and out:
+            out[-1][1].append(text)
+    return [Exchange("\n".join(u), "\n".join(a)) for u, a in out]
+
+
+@dataclass(frozen=True)
+class TurnVerdict:
+    """A judgement of the assistant's reply in exchange ``turn`` (1-based, :func:`exchanges`):
+    ``ok`` is the decision (relevant, retained, in role), ``confidence`` in [0, 1] the judge's
+    probability of ``ok`` when it has one (the local judge), ``reason`` why."""
+
+    turn: int
+    ok: bool
+    reason: str = ""
+    confidence: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"turn": self.turn, "ok": self.ok, "reason": self.reason, "confidence": self.confidence}
+
+
+@dataclass(frozen=True)
+class UserFact:
+    """A fact the user stated about themselves or their situation, in exchange ``turn``."""
+
+    turn: int
+    fact: str
+
+
+@dataclass(frozen=True)
+class RetentionCheck:
+    """What ``check_retention`` returns: the user's facts, and one verdict per answered exchange
+    (``ok``: the reply neither contradicts nor asks again for a fact stated before it)."""
+
+    facts: tuple[UserFact, ...]
+    verdicts: tuple[TurnVerdict, ...]
+
+
 @runtime_checkable
 class Judge(Protocol):
     """Anything that answers metric steps. See the module docstring for the steps."""
@@ -204,6 +280,18 @@ class Judge(Protocol):
     async def standalone_question(
         self, question: str, history: Sequence[tuple[str, str]], *, lang: str = "en"
     ) -> str: ...
+
+    async def rate_turn_relevance(
+        self, dialogue: Sequence[tuple[str, str]], *, lang: str = "en"
+    ) -> list[TurnVerdict]: ...
+
+    async def check_retention(self, dialogue: Sequence[tuple[str, str]], *, lang: str = "en") -> RetentionCheck: ...
+
+    async def check_completeness(self, dialogue: Sequence[tuple[str, str]], *, lang: str = "en") -> list[Verdict]: ...
+
+    async def check_role_adherence(
+        self, role: str, dialogue: Sequence[tuple[str, str]], *, lang: str = "en"
+    ) -> list[TurnVerdict]: ...
 
     async def aclose(self) -> None: ...
 
@@ -266,6 +354,22 @@ class StepsNotImplemented:
         self, question: str, history: Sequence[tuple[str, str]], *, lang: str = "en"
     ) -> str:
         raise self._unsupported("standalone_question")
+
+    async def rate_turn_relevance(
+        self, dialogue: Sequence[tuple[str, str]], *, lang: str = "en"
+    ) -> list[TurnVerdict]:
+        raise self._unsupported("rate_turn_relevance")
+
+    async def check_retention(self, dialogue: Sequence[tuple[str, str]], *, lang: str = "en") -> RetentionCheck:
+        raise self._unsupported("check_retention")
+
+    async def check_completeness(self, dialogue: Sequence[tuple[str, str]], *, lang: str = "en") -> list[Verdict]:
+        raise self._unsupported("check_completeness")
+
+    async def check_role_adherence(
+        self, role: str, dialogue: Sequence[tuple[str, str]], *, lang: str = "en"
+    ) -> list[TurnVerdict]:
+        raise self._unsupported("check_role_adherence")
 
     async def aclose(self) -> None:
         return None

@@ -75,6 +75,10 @@ _OPTIONAL_KEYS: Mapping[str, frozenset[str]] = {
     "grade": frozenset({"reason"}),
     "compare": frozenset({"reason"}),
     "standalone_question": frozenset(),
+    "rate_turn_relevance": frozenset({"index", "reason"}),
+    "check_retention": frozenset({"index", "reason"}),
+    "check_completeness": frozenset({"reason"}),
+    "check_role_adherence": frozenset({"index", "reason"}),
 }
 _NO_QUESTION = {"en": "(not given)", "zh": "（未提供）"}
 _NO_CONTEXT_REASON = "no contexts were given, so nothing can be supported"
@@ -102,6 +106,10 @@ _PROMPTED_STEPS = frozenset(
         "grade",
         "compare",
         "standalone_question",
+        "rate_turn_relevance",
+        "check_retention",
+        "check_completeness",
+        "check_role_adherence",
     }
 )
 #: Steps whose replies later requests wait on (claims, then their verdicts): sent first (ChatRequest.leads)

@@ -57,6 +57,10 @@ PROMPT_STEPS: tuple[str, ...] = (
     "check_contexts",
     # issue 21: conversations (ragmeter.judges.conversation_steps)
     "standalone_question",
+    "rate_turn_relevance",
+    "check_retention",
+    "check_completeness",
+    "check_role_adherence",
     # test-set generation (ragmeter.testset): the same files, format and override rules
     "testset_questions",
     "testset_multi_hop",
@@ -76,6 +80,10 @@ REQUIRED_PLACEHOLDERS: Mapping[str, frozenset[str]] = {
     "extract_claims_many": frozenset({"texts"}),
     "check_contexts": frozenset({"chunks", "question", "target", "claims"}),
     "standalone_question": frozenset({"history", "question"}),
+    "rate_turn_relevance": frozenset({"dialogue"}),
+    "check_retention": frozenset({"dialogue"}),
+    "check_completeness": frozenset({"dialogue"}),
+    "check_role_adherence": frozenset({"role", "dialogue"}),
     "testset_questions": frozenset({"context", "n", "kind_instructions", "language"}),
     "testset_multi_hop": frozenset({"context_a", "context_b", "n", "language"}),
     "testset_closed_book": frozenset({"question"}),

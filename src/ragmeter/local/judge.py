@@ -15,6 +15,8 @@ Steps (``supports()`` lists exactly these):
 - ``embed``           the local sentence embedder (USE multilingual v3 by default)
 - ``standalone_question`` a conversation turn's message made standalone by a rule that carries the
   earlier turns' entities into a follow-up (:mod:`ragmeter.local.standalone`)
+- ``rate_turn_relevance``, ``check_completeness``, ``check_retention`` a conversation's replies by the
+  rules of :mod:`ragmeter.local.conversation` (``check_role_adherence`` is not done locally)
 
 All embedding work of one step call is one ``embed`` call (batched, cached per text), and context
 sentences are split the same way by every step, so faithfulness and context relevance on the same
@@ -35,6 +37,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError, JudgeError, UnsupportedStepError
 from ragmeter.judges.base import GeneratedQuestions, RelevanceAssessment, Verdict
+from ragmeter.local import conversation as _conversation
 from ragmeter.local.calibration import Combiner, load_combiner
 from ragmeter.local.claims import extract_claims as _extract_claims
 from ragmeter.local.embedders import Embedder, default_embedder
@@ -69,6 +72,9 @@ SUPPORTED_STEPS: frozenset[str] = frozenset(
         "assess_relevance",
         "embed",
         "standalone_question",
+        "rate_turn_relevance",
+        "check_completeness",
+        "check_retention",
     }
 )
 _HINT = "the local judge does not do this step; name an LLM judge with --judge"
@@ -308,6 +314,21 @@ class LocalJudge:
     ) -> str:
         """``question`` with the entities of the earlier turns carried into it (a rule, no model)."""
         return _standalone_question(question, history, lang=lang)
+
+    async def rate_turn_relevance(self, dialogue: Sequence[tuple[str, str]], *, lang: str = "en") -> list[Any]:
+        """Each reply's relevance to its exchange's message made standalone (assess_relevance)."""
+        return await _conversation.rate_turn_relevance(self, dialogue)
+
+    async def check_completeness(self, dialogue: Sequence[tuple[str, str]], *, lang: str = "en") -> list[Verdict]:
+        """The user's requests, each met to the degree of its best later reply."""
+        return await _conversation.check_completeness(self, dialogue)
+
+    async def check_retention(self, dialogue: Sequence[tuple[str, str]], *, lang: str = "en") -> Any:
+        """The user's first-person facts; replies that restate one otherwise or ask for it again."""
+        return await _conversation.check_retention(self, dialogue)
+
+    async def check_role_adherence(self, role: str, dialogue: Sequence[tuple[str, str]], *, lang: str = "en") -> Any:
+        raise UnsupportedStepError(self.name, "check_role_adherence", _HINT)
 
     # ------------------------------------------------------------------ not done locally
 

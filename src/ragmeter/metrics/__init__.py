@@ -4,7 +4,9 @@ Importing this package registers the built-in metrics by name (see :func:`list_m
 ``faithfulness``, ``answer_relevance``, ``exact_match``, ``token_f1``, ``rouge_l``, ``bleu``,
 ``semantic_similarity``, ``context_relevance``, ``context_precision``, ``context_utilization``,
 ``context_recall``, ``noise_sensitivity``, ``factual_correctness``, ``answer_correctness``,
-``correctness``, ``relevancy``, ``guideline_adherence``, ``pairwise``; :func:`rubric` defines more.
+``correctness``, ``relevancy``, ``guideline_adherence``, ``pairwise``; per conversation
+``knowledge_retention``, ``conversation_relevancy``, ``conversation_completeness``,
+``role_adherence``; :func:`rubric` defines more.
 Ragas's names for them (``answer_relevancy``, ``llm_context_precision_with_reference``...) are
 accepted too (:func:`list_aliases`, :mod:`ragmeter.metrics.aliases`).
 Formulas, inputs and judge calls of each are in docs/metrics.md.
@@ -16,6 +18,12 @@ from ragmeter.metrics import aliases as _aliases  # noqa: F401  (registers other
 from ragmeter.metrics.answer_relevance import AnswerRelevance
 from ragmeter.metrics.base import Metric, MetricAlias, Score, ScoreError, register_metric
 from ragmeter.metrics.context import ContextPrecision, ContextRecall, ContextRelevance, ContextUtilization
+from ragmeter.metrics.conversation import (
+    ConversationCompleteness,
+    ConversationRelevancy,
+    KnowledgeRetention,
+    RoleAdherence,
+)
 from ragmeter.metrics.correctness import AnswerCorrectness, FactualCorrectness
 from ragmeter.metrics.faithfulness import Faithfulness
 from ragmeter.metrics.graded import Correctness, GuidelineAdherence, Pairwise, Relevancy
@@ -35,17 +43,21 @@ __all__ = [
     "ContextRecall",
     "ContextRelevance",
     "ContextUtilization",
+    "ConversationCompleteness",
+    "ConversationRelevancy",
     "Correctness",
     "ExactMatch",
     "FactualCorrectness",
     "Faithfulness",
     "GuidelineAdherence",
+    "KnowledgeRetention",
     "Metric",
     "MetricAlias",
     "NoiseSensitivity",
     "Pairwise",
     "Relevancy",
     "Repeated",
+    "RoleAdherence",
     "RougeL",
     "RubricMetric",
     "Score",

@@ -18,6 +18,7 @@ from ragmeter.metrics import (  # noqa: F401
     aliases,
     answer_relevance,
     context,
+    conversation,
     correctness,
     faithfulness,
     graded,
