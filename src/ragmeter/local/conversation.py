@@ -4,7 +4,7 @@ judge of a conversation, and nothing more (docs/conversations.md).
 - ``rate_turn_relevance``: each reply against its exchange's user message made standalone with the
   earlier dialogue (:mod:`ragmeter.local.standalone`), by the local ``assess_relevance``
   (information needs met, padding, evasion); ``confidence`` is that score, ``ok`` is score >= 0.5.
-  A greeting or thanks from the user (:func:`~ragmeter.local.lexicon.is_filler`) has nothing to
+  A greeting or thanks from the user (:func:`~ragmeter.statements.is_filler`) has nothing to
   address: any reply to it counts as relevant.
 - ``check_completeness``: the user's requests are their messages that ask for something (a
   question mark, a question word, a request such as "can you", "please", "tell me", 请, 帮我, 介绍,
@@ -35,8 +35,8 @@ import numpy as np
 
 from ragmeter.judges.base import Exchange, RetentionCheck, TurnVerdict, UserFact, Verdict, exchanges
 from ragmeter.local.features import analyze
-from ragmeter.local.lexicon import is_filler
 from ragmeter.local.standalone import standalone_question
+from ragmeter.statements import is_filler
 from ragmeter.text import detect_lang, split_sentences
 
 if TYPE_CHECKING:
