@@ -58,6 +58,9 @@ def test_is_a_judge_and_supports_exactly_its_steps() -> None:
         "assess_relevance",
         "embed",
         "standalone_question",
+        "rate_turn_relevance",
+        "check_completeness",
+        "check_retention",
     }
 
 
