@@ -233,3 +233,14 @@ def test_compare_gets_a_calibrated_difference_when_both_runs_are_labelled(tmp_pa
     assert c.to_dict()["metrics"]["given"]["calibrated"]["n_labels"] == 25
     code, out, _ = _cli(["compare", a.run_id, b.run_id, "--out", str(tmp_path)])
     assert code == 0 and "calibrated to people's labels: B - A" in out
+
+
+def test_a_result_whose_store_is_gone_reads_no_labels_and_creates_nothing(tmp_path: Path) -> None:
+    import shutil
+
+    r, truth = _run(tmp_path / "runs", n=12)
+    _label(r, truth, range(12))
+    again = Result.from_store(tmp_path / "runs", r.run_id)
+    shutil.rmtree(tmp_path / "runs")
+    assert again.labels == [] and "calibrated" not in again.to_dict()["metrics"]["given"]
+    assert not (tmp_path / "runs").exists()

@@ -198,10 +198,10 @@ class Result:
         ``idx``, ``metric``, ``value``, ``label_kind``, ``drawn``, ``labeller``, ``created_at``), by
         sample then metric. Read from the run store at each access (a labelling page may be adding
         to it); a run without a store has the labels :meth:`add_labels` gave it."""
-        if self.store_dir is None:
-            return [self._labels[k] for k in sorted(self._labels)]
-        from ragmeter.log.store import RunStore
+        from ragmeter.log.store import DB_NAME, RunStore
 
+        if self.store_dir is None or not (Path(self.store_dir) / DB_NAME).is_file():
+            return [self._labels[k] for k in sorted(self._labels)]  # (a store moved away: none to read)
         with RunStore(self.store_dir) as store:
             return store.list_labels(self.run_id)
 
@@ -276,10 +276,10 @@ class Result:
     def draw_seed(self) -> int:
         """The seed of the run's draw of samples to label (:mod:`ragmeter.log.labels`)."""
         from ragmeter.log.labels import DEFAULT_SEED
+        from ragmeter.log.store import DB_NAME, RunStore
 
-        if self.store_dir is None:
+        if self.store_dir is None or not (Path(self.store_dir) / DB_NAME).is_file():
             return DEFAULT_SEED
-        from ragmeter.log.store import RunStore
 
         with RunStore(self.store_dir) as store:
             return store.label_draw(self.run_id).seed
