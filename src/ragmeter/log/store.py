@@ -96,6 +96,31 @@ class ScoreRow:
     duration_s: float
 
 
+_SCORE_COLUMNS = (
+    "idx, metric, value, reason, details, error_kind, error_message, error_raw, usage, calls, duration_s"
+)
+
+
+def _score_row(row: Sequence[Any]) -> ScoreRow:
+    idx, metric, value, reason, details, ekind, emsg, eraw, usage, calls, duration = row
+    score = Score.from_dict(
+        {
+            "value": value,
+            "reason": reason,
+            "details": loads(details, {}),
+            "error": None if ekind is None else {"kind": ekind, "message": emsg or "", "raw": eraw},
+        }
+    )
+    return ScoreRow(
+        idx=int(idx),
+        metric=metric,
+        score=score,
+        usage=_NO_USAGE if usage == "{}" else Usage.from_dict(loads(usage, {})),
+        calls=list(loads(calls, [])),
+        duration_s=float(duration),
+    )
+
+
 class RunStore(LabelsMixin):
     """Run records in ``<directory>/runs.sqlite``. Synchronous; use from one thread at a time
     (an internal lock makes accidental use from several threads safe). Each write commits at once.
@@ -397,14 +422,21 @@ class RunStore(LabelsMixin):
             yield [(int(idx), Sample.from_dict(loads(text))) for idx, text in rows]
             after = int(rows[-1][0])
 
+    def load_sample(self, run_id: str, idx: int) -> Sample | None:
+        """One sample of a run (by its index), or None when the run has no sample ``idx``."""
+        rid = self.get_run(run_id).run_id
+        rows = self._query("SELECT sample FROM samples WHERE run_id = ? AND idx = ?", (rid, int(idx)))
+        return Sample.from_dict(loads(rows[0][0])) if rows else None
+
     def load_keys(self, run_id: str) -> dict[int, str]:
         """``{idx: key}`` of a run's samples. Runs recorded before keys were stored (schema 1) get
         :func:`~ragmeter.dataset.keys.sample_keys` of their samples with every id taken as a row
         number, i.e. they are keyed by question and reference."""
         rid = self.get_run(run_id).run_id
+        keyed = self._query("SELECT idx, key FROM samples WHERE run_id = ? ORDER BY idx", (rid,))
+        if all(key is not None for _, key in keyed):  # the samples' text is read only for old runs
+            return {int(idx): str(key) for idx, key in keyed}
         rows = self._query("SELECT idx, key, sample FROM samples WHERE run_id = ? ORDER BY idx", (rid,))
-        if all(key is not None for _, key, _ in rows):
-            return {int(idx): str(key) for idx, key, _ in rows}
         samples = [Sample.from_dict(loads(text)) for _, _, text in rows]
         derived = sample_keys(samples, generated_ids={str(s.id) for s in samples})
         return {int(idx): str(key) if key is not None else derived[i] for i, (idx, key, _) in enumerate(rows)}
@@ -480,31 +512,18 @@ class RunStore(LabelsMixin):
         """Every stored score of a run, ordered by sample index then metric name."""
         rid = self.get_run(run_id).run_id
         rows = self._query(
-            "SELECT idx, metric, value, reason, details, error_kind, error_message, error_raw, usage, calls, "
-            "duration_s FROM scores WHERE run_id = ? ORDER BY idx, metric",
-            (rid,),
+            f"SELECT {_SCORE_COLUMNS} FROM scores WHERE run_id = ? ORDER BY idx, metric", (rid,)
         )
-        out: list[ScoreRow] = []
-        for idx, metric, value, reason, details, ekind, emsg, eraw, usage, calls, duration in rows:
-            score = Score.from_dict(
-                {
-                    "value": value,
-                    "reason": reason,
-                    "details": loads(details, {}),
-                    "error": None if ekind is None else {"kind": ekind, "message": emsg or "", "raw": eraw},
-                }
-            )
-            out.append(
-                ScoreRow(
-                    idx=int(idx),
-                    metric=metric,
-                    score=score,
-                    usage=_NO_USAGE if usage == "{}" else Usage.from_dict(loads(usage, {})),
-                    calls=list(loads(calls, [])),
-                    duration_s=float(duration),
-                )
-            )
-        return out
+        return [_score_row(r) for r in rows]
+
+    def load_score(self, run_id: str, idx: int, metric: str) -> ScoreRow | None:
+        """The stored score of one (sample, metric), or None when it has none."""
+        rid = self.get_run(run_id).run_id
+        rows = self._query(
+            f"SELECT {_SCORE_COLUMNS} FROM scores WHERE run_id = ? AND idx = ? AND metric = ?",
+            (rid, int(idx), metric),
+        )
+        return _score_row(rows[0]) if rows else None
 
     def metric_summary(self, run_id: str) -> dict[str, dict[str, Any]]:
         """Per metric of a run, from its stored scores: ``mean`` of the valid values (None when

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from ragmeter.report.html_data import report_data
 from ragmeter.report.page import render_page, write_page
@@ -12,11 +13,13 @@ if TYPE_CHECKING:
     from ragmeter.run.result import Result
 
 
-def render_report(result: Result) -> str:
-    """The run's report as one HTML document (a string)."""
-    return render_page(
-        f"ragmeter report {result.run_id}", report_data(result), scripts=("sample.js", "report.js")
-    )
+def render_report(result: Result, *, label_links: bool = False) -> str:
+    """The run's report as one HTML document (a string). ``label_links``: each metric links to
+    its labelling page (for the report ``ragmeter view`` serves, where that page exists)."""
+    data = report_data(result)
+    if label_links:
+        data["label_page"] = "/run/" + quote(result.run_id, safe="") + "/label"
+    return render_page(f"ragmeter report {result.run_id}", data, scripts=("sample.js", "report.js"))
 
 
 def default_report_path(result: Result) -> Path:

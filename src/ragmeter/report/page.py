@@ -77,16 +77,16 @@ def _sha256_source(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def content_security_policy(script: str) -> str:
+def content_security_policy(script: str, connect: bool = False) -> str:
     """The page's CSP: nothing may load; the one inline ``script`` (the element's exact text) runs,
-    by its hash, and no other script does."""
+    by its hash, and no other script does. ``connect``: the script may also send requests to the
+    server that served the page (``connect-src 'self'``; the labelling page of ``ragmeter view``
+    reads samples and writes labels so), and nowhere else."""
     return (
         "default-src 'none'; "
         f"script-src {_sha256_source(script)}; "
-        "style-src 'unsafe-inline'; "
-        "img-src data:; "
-        "base-uri 'none'; "
-        "form-action 'none'"
+        + ("connect-src 'self'; " if connect else "")
+        + "style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
     )
 
 
@@ -105,19 +105,25 @@ def render_page(
     *,
     scripts: Sequence[str],
     styles: Sequence[str] = (),
+    connect: bool = False,
+    lang: str = "en",
 ) -> str:
     """One self-contained HTML page.
 
     ``title``: the document title (escaped). ``data``: JSON-able, read by the scripts with
     ``RM.data()``. ``scripts``: asset names run after ``common.js``, in order (``report.js``,
     ``runs.js``, or a page's own). ``styles``: asset names added after ``common.css``.
+    ``connect``: the page talks to the server that serves it (see :func:`content_security_policy`;
+    for pages of ``ragmeter view`` only). ``lang``: the page's language (``en``, ``zh``).
     """
     script = "\n" + "\n".join(asset(name) for name in ("common.js", *scripts)) + "\n"
     style = "\n".join(asset(name) for name in ("common.css", *styles))
-    csp = content_security_policy(script)
+    csp = content_security_policy(script, connect=connect)
+    if not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]{1,8})?", lang):
+        raise ValueError(f"not a language tag: {lang!r}")
     return (
         "<!DOCTYPE html>\n"
-        '<html lang="en">\n<head>\n'
+        f'<html lang="{lang}">\n<head>\n'
         '<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{html.escape(csp, quote=True)}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

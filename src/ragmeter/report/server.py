@@ -1,22 +1,33 @@
-"""``ragmeter view``: a small read-only web app over a run store (standard library only).
+"""``ragmeter view``: a small web app over a run store (standard library only).
 
-Routes (GET only; everything else is 405):
+Routes (GET, and one POST; everything else is 405):
 
 - ``/``: the runs in the store, newest first, with each metric's mean, n scored and n invalid,
   and a form to compare two runs;
 - ``/run/<run>``: the run's HTML report, the same page ``ragmeter report`` writes;
 - ``/compare?a=<run>&b=<run>[&margin=M][&max_new_invalid=N]``: run B against run A, the page of
-  ``ragmeter compare --html`` (:mod:`ragmeter.report.comparison`, :mod:`ragmeter.report.compare_html`).
+  ``ragmeter compare --html`` (:mod:`ragmeter.report.comparison`, :mod:`ragmeter.report.compare_html`);
+- ``/run/<run>/label?metric=M[&lang=L][&blind=0][&at=IDX]``: the labelling page
+  (:mod:`ragmeter.report.labelling`); ``/run/<run>/label/sample?metric=M[&idx=I][&blind=0]``:
+  one sample of it as JSON; ``POST /run/<run>/label``: a label (or an undo), as JSON.
 
 It binds to 127.0.0.1 unless told otherwise, reads the store through :class:`RunStore` and
-:class:`Result` (never writes), and sends each page with the same Content-Security-Policy as a
-header. A finished run's page is kept in memory (a few at a time); a running one is re-read on
-each request.
+:class:`Result`, and sends each page with the same Content-Security-Policy as a header. A finished
+run's page is kept in memory (a few at a time); a running one is re-read on each request.
+
+**The one write is a label**, and only on a loopback address. A write is refused (403) unless it
+carries the token made when the server started (``X-Ragmeter-Token``; the labelling page embeds
+it), comes from this server's own pages (an ``Origin`` or ``Sec-Fetch-Site`` header that names
+another site is refused), is addressed to this machine by name (``Host``: DNS rebinding), and is
+JSON (``Content-Type: application/json``, so no plain form of another site can send one).
 """
 
 from __future__ import annotations
 
+import hmac
+import json
 import logging
+import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -30,12 +41,17 @@ from ragmeter.log.store import RunStore, require_store
 from ragmeter.report.compare_html import render_comparison
 from ragmeter.report.comparison import check_margin, check_max_new_invalid, compare_runs
 from ragmeter.report.html import render_report
+from ragmeter.report.labelling import LabelDesk, UndoConflict
 from ragmeter.report.page import page_csp, render_page
 
 logger = logging.getLogger(__name__)
 
 #: rendered pages of finished runs kept in memory
 CACHE_SIZE = 8
+#: the header a write carries its token in
+TOKEN_HEADER = "X-Ragmeter-Token"
+#: the largest request body a write may have
+MAX_BODY = 64 * 1024
 
 
 def _ordered(meta: dict[str, Any], summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -46,12 +62,20 @@ def _ordered(meta: dict[str, Any], summary: dict[str, dict[str, Any]]) -> list[d
 
 
 class ViewApp:
-    """The pages of ``ragmeter view`` for one run store, independent of HTTP (tests call it)."""
+    """The pages of ``ragmeter view`` for one run store, independent of HTTP (tests call it).
 
-    def __init__(self, store_dir: str | Path) -> None:
+    ``token``: the secret a label write must carry; None (the default) serves no write."""
+
+    def __init__(self, store_dir: str | Path, token: str | None = None) -> None:
         self.store_dir = require_store(store_dir)
+        self.token = token
+        self.desk = LabelDesk(self.store_dir, token)
         self._cache: OrderedDict[tuple[str, ...], str] = OrderedDict()
         self._lock = threading.Lock()
+
+    @property
+    def writable(self) -> bool:
+        return self.token is not None
 
     # ---------------------------------------------------------------- pages
 
@@ -84,7 +108,9 @@ class ViewApp:
         stamp = f"{len(labels)}:{max((lab.created_at for lab in labels), default='')}"
         key = ("run", info.run_id, info.status, str(info.finished_at), stamp)
         return self._cached(
-            key, info.status, lambda: render_report(Result.from_store(self.store_dir, info.run_id))
+            key,
+            info.status,
+            lambda: render_report(Result.from_store(self.store_dir, info.run_id), label_links=True),
         )
 
     def compare_page(self, run_a: str, run_b: str, margin: float = 0.0, max_new_invalid: int = 0) -> str:
@@ -119,14 +145,33 @@ class ViewApp:
 
     # ---------------------------------------------------------------- routing
 
+    def label_page(self, run: str, query: dict[str, str]) -> str:
+        return self.desk.page(
+            run,
+            query.get("metric") or None,
+            lang=query.get("lang") or None,
+            blind=query.get("blind", "1") != "0",
+            at=query.get("at") or None,
+            writable=self.writable,
+        )
+
     def respond(self, target: str) -> tuple[int, str, str]:
         """(status, content type, body) for a GET of ``target`` (path and query)."""
         parts = urlsplit(target)
         path = unquote(parts.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        run, sub = _run_path(parts.path)
         try:
             if path in ("/", "/index.html"):
                 return 200, "text/html", self.runs_page()
+            if run is not None and sub == "label":
+                return 200, "text/html", self.label_page(run, query)
+            if run is not None and sub == "label/sample":
+                return self._json(
+                    lambda: self.desk.sample(
+                        run, query.get("metric") or None, query.get("idx"), query.get("blind", "1") != "0"
+                    )
+                )
             if path.startswith("/run/") and len(path) > len("/run/"):
                 return 200, "text/html", self.run_page(path[len("/run/") :])
             if path == "/compare":
@@ -151,6 +196,50 @@ class ViewApp:
             return 500, "text/plain", f"internal error ({type(exc).__name__}: {exc}); see the server's log\n"
         return 404, "text/plain", f"no page {path!r}; the runs are at /\n"
 
+    def respond_post(self, target: str, body: bytes) -> tuple[int, str, str]:
+        """(status, content type, body) for a POST of ``body`` (JSON) to ``target``, once the
+        server has checked where it comes from and its token (:func:`_handler`)."""
+        run, sub = _run_path(urlsplit(target).path)
+        if run is None or sub != "label":
+            return 405, "text/plain", "ragmeter view takes no writes but labels (POST /run/RUN/label)\n"
+        if not self.writable:
+            return _error(403, "this ragmeter view takes no labels: it is not bound to a loopback address")
+        try:
+            data = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            return _error(400, f"the body is not JSON: {exc}")
+        if not isinstance(data, dict):
+            return _error(400, "the body must be a JSON object")
+        return self._json(lambda: self.desk.post(run, data))
+
+    def _json(self, make: Callable[[], Any]) -> tuple[int, str, str]:
+        """``make()`` as a JSON reply; errors as ``{"error": message}`` with their status."""
+        try:
+            return 200, "application/json", json.dumps(make(), ensure_ascii=False)
+        except RunError as exc:
+            return _error(404, str(exc))
+        except UndoConflict as exc:
+            return _error(409, str(exc))
+        except RagmeterError as exc:
+            return _error(400, str(exc))
+        except Exception as exc:
+            logger.exception("ragmeter view: a label request failed")
+            return _error(500, f"internal error ({type(exc).__name__}: {exc}); see the server's log")
+
+
+def _error(status: int, message: str) -> tuple[int, str, str]:
+    return status, "application/json", json.dumps({"error": message}, ensure_ascii=False)
+
+
+def _run_path(raw_path: str) -> tuple[str | None, str]:
+    """``(run, rest)`` of a ``/run/<run>[/<rest>]`` path, each segment unquoted on its own (a run
+    id may hold an encoded ``/``); ``(None, "")`` for other paths."""
+    if not raw_path.startswith("/run/"):
+        return None, ""
+    head, _, rest = raw_path[len("/run/") :].partition("/")
+    run = unquote(head)
+    return (run, rest) if run else (None, "")
+
 
 def _handler(app: ViewApp) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -170,10 +259,49 @@ def _handler(app: ViewApp) -> type[BaseHTTPRequestHandler]:
                 return 403, "text/plain", f"unexpected Host {host!r}; open {self.server.url}\n"  # type: ignore[attr-defined]
             return app.respond(self.path)
 
-        def _refuse(self) -> None:
-            self._send(405, "text/plain", "ragmeter view is read-only\n")
+        def do_POST(self) -> None:
+            refused = self._refused_write()
+            if refused is not None:
+                self._send(*_error(*refused))
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            self._send(*app.respond_post(self.path, self.rfile.read(length)))
 
-        do_POST = do_PUT = do_DELETE = do_PATCH = _refuse
+        def _refused_write(self) -> tuple[int, str] | None:
+            """Why a write cannot be taken (status, message), or None when it can (see the module
+            docstring); the body is read only after this."""
+            server: ViewServer = self.server  # type: ignore[assignment]
+            run, sub = _run_path(urlsplit(self.path).path)
+            if run is None or sub != "label":
+                return 405, "ragmeter view takes no writes but labels (POST /run/RUN/label)"
+            if server.allowed_hosts is None or not app.writable:
+                return 403, "this ragmeter view takes no labels: it is not bound to a loopback address"
+            host = _host_name(self.headers.get("Host", ""))
+            if host not in server.allowed_hosts:
+                return 403, f"unexpected Host {host!r}; open {server.url}"
+            origin = self.headers.get("Origin")
+            if origin is not None and origin not in server.origins():
+                return 403, f"a write from another site ({origin}) is refused"
+            if self.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
+                return 403, "a write from another site is refused"
+            token = self.headers.get(TOKEN_HEADER, "")
+            if not hmac.compare_digest(token.encode("utf-8", "replace"), str(app.token).encode("utf-8")):
+                return 403, f"a write needs this server's token ({TOKEN_HEADER}); reload the page"
+            ctype = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+            if ctype != "application/json":
+                return 415, "a write is JSON (Content-Type: application/json)"
+            try:
+                length = int(self.headers.get("Content-Length", ""))
+            except ValueError:
+                return 411, "a write says its length (Content-Length)"
+            if not 0 <= length <= MAX_BODY:
+                return 413, f"a write is at most {MAX_BODY} bytes"
+            return None
+
+        def _refuse(self) -> None:
+            self._send(405, "text/plain", "ragmeter view takes no writes but labels (POST /run/RUN/label)\n")
+
+        do_PUT = do_DELETE = do_PATCH = _refuse
 
         def _send(self, status: int, ctype: str, body: str, head: bool = False) -> None:
             data = body.encode("utf-8")
@@ -214,8 +342,9 @@ class ViewServer(ThreadingHTTPServer):
 
     Bound to a loopback address, it answers only requests whose ``Host`` names this machine
     (``127.0.0.1``, ``localhost``, ``::1``), so a web page elsewhere cannot read the runs by
-    pointing its own domain name at 127.0.0.1. Bound to another address (``--host``), any Host is
-    accepted.
+    pointing its own domain name at 127.0.0.1, and it takes labels from its labelling page, with a
+    token made at start (``token``). Bound to another address (``--host``), any Host is accepted
+    and no write is: the labelling page is read-only there.
     """
 
     daemon_threads = True
@@ -223,10 +352,17 @@ class ViewServer(ThreadingHTTPServer):
     def __init__(
         self, store_dir: str | Path, host: str = "127.0.0.1", port: int = 8765, verbose: bool = False
     ) -> None:
-        self.app = ViewApp(store_dir)
         self.verbose = verbose
         self.allowed_hosts: frozenset[str] | None = _LOOPBACK | {host} if host in _LOOPBACK else None
+        self.token: str | None = secrets.token_urlsafe(32) if self.allowed_hosts is not None else None
+        self.app = ViewApp(store_dir, token=self.token)
         super().__init__((host, port), _handler(self.app))
+
+    def origins(self) -> frozenset[str]:
+        """The ``Origin`` values of this server's own pages (every loopback name, this port)."""
+        port = self.server_address[1]
+        names = self.allowed_hosts or frozenset()
+        return frozenset(f"http://{f'[{h}]' if ':' in h else h}:{port}" for h in names)
 
     @property
     def url(self) -> str:

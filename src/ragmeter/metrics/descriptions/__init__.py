@@ -9,17 +9,22 @@ prompt files' one-file-per-language rule::
     [metrics.faithfulness]
     term = "忠实度"                 # optional: the metric's name in that language
     description = "..."            # one line
+    label_question = "..."         # optional: what the labelling page asks a person (one line)
+    [label_page]                   # the labelling page's words ({name}: a value it fills in),
+    question = "... {metric} ... {description}"   # and its question for a metric without one
 
 The Chinese file is the single source of the Chinese metric terms: docs/zh/glossary.md is checked
 against it by tests/docs/test_docs_commands.py. A metric without an entry (a user's own metric)
-is described by the first line of its class docstring.
+is described by the first line of its class docstring, and the labelling page asks about it with
+``[label_page] question``.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +41,7 @@ class MetricText:
 
     description: str
     term: str | None = None
+    label_question: str | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,7 @@ class MetricTexts:
     labels: Mapping[str, str]
     metrics: Mapping[str, MetricText]
     source: str
+    label_page: Mapping[str, str] = field(default_factory=dict)
 
     def describe(self, name: str, cls: type | None = None) -> MetricText:
         """The entry for ``name``; else the first docstring line of ``cls`` (user metrics)."""
@@ -54,6 +61,25 @@ class MetricTexts:
             return entry
         doc = (getattr(cls, "__doc__", None) or "").strip().splitlines()
         return MetricText(description=doc[0].strip() if doc else "")
+
+    def label_question(self, name: str, cls: type | None = None) -> str:
+        """What the labelling page asks a person about metric ``name``: its ``label_question``,
+        else ``[label_page] question`` filled with the metric's term (or name) and description."""
+        entry = self.describe(name, cls)
+        if entry.label_question:
+            return entry.label_question
+        return fill(
+            self.label_page.get("question", "{metric}: {description}"),
+            metric=entry.term or name,
+            description=entry.description or name,
+        )
+
+
+def fill(template: str, **values: object) -> str:
+    """``template`` with each ``{name}`` replaced by ``values[name]`` (others left as written)."""
+    return re.sub(
+        r"\{(\w+)\}", lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), template
+    )
 
 
 def description_languages() -> list[str]:
@@ -74,7 +100,7 @@ def load_descriptions(lang: str = "en") -> MetricTexts:
 
 
 def _parse(lang: str, data: Mapping[str, Any], source: str) -> MetricTexts:
-    unknown = sorted(set(data) - {"version", "labels", "metrics"})
+    unknown = sorted(set(data) - {"version", "labels", "metrics", "label_page"})
     if unknown:
         raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}")
     labels = data.get("labels")
@@ -88,15 +114,24 @@ def _parse(lang: str, data: Mapping[str, Any], source: str) -> MetricTexts:
         where = f"{source}: [metrics.{name}]"
         if not isinstance(entry, Mapping):
             raise ConfigError(f"{where} must be a table")
-        extra = sorted(set(entry) - {"term", "description"})
+        extra = sorted(set(entry) - {"term", "description", "label_question"})
         if extra:
             raise ConfigError(f"{where}: unknown key(s) {', '.join(extra)}")
         description, term = entry.get("description"), entry.get("term")
-        if not isinstance(description, str) or not description.strip() or "\n" in description.strip():
-            raise ConfigError(f"{where}: 'description' must be one non-empty line")
+        question = entry.get("label_question")
+        for key, text in (("description", description), ("label_question", question)):
+            if key == "label_question" and text is None:
+                continue
+            if not isinstance(text, str) or not text.strip() or "\n" in text.strip():
+                raise ConfigError(f"{where}: {key!r} must be one non-empty line")
         if term is not None and (not isinstance(term, str) or not term.strip()):
             raise ConfigError(f"{where}: 'term' must be a non-empty string")
         metrics[name] = MetricText(
-            description=description.strip(), term=None if term is None else term.strip()
+            description=str(description).strip(),
+            term=None if term is None else term.strip(),
+            label_question=None if question is None else str(question).strip(),
         )
-    return MetricTexts(lang=lang, labels=dict(labels), metrics=metrics, source=source)
+    page = data.get("label_page", {})
+    if not isinstance(page, Mapping) or any(not isinstance(v, str) for v in page.values()):
+        raise ConfigError(f"{source}: [label_page] must hold strings only")
+    return MetricTexts(lang=lang, labels=dict(labels), metrics=metrics, source=source, label_page=dict(page))

@@ -94,7 +94,9 @@
         }}}, e[0]), ": " + e[1]);
       })) : null,
       el("div", {class: "muted"}, RM.int(m.usage.requests) + " requests, " +
-        RM.int(m.usage.prompt_tokens + m.usage.completion_tokens) + " tokens"));
+        RM.int(m.usage.prompt_tokens + m.usage.completion_tokens) + " tokens"),
+      D.label_page ? el("div", {class: "label-link"}, RM.link(D.label_page + "?metric=" + encodeURIComponent(m.name),
+        "label samples for " + m.name)) : null);
   }
 
   /* ---------------------------------------------------------------- agreement with the run's labels */

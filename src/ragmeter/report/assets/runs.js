@@ -11,7 +11,8 @@
     return el("td", {}, r.metrics.map(function (m) {
       return el("div", {class: "metric", "data-metric": m.name}, m.name + " ", el("strong", {}, fmt(m.mean)),
         el("span", {class: "muted"}, " (n " + m.n_scored + ")"),
-        m.n_invalid ? el("span", {class: "bad"}, " " + m.n_invalid + " invalid") : null);
+        m.n_invalid ? el("span", {class: "bad"}, " " + m.n_invalid + " invalid") : null, " ",
+        RM.link(runPath(r.run_id) + "/label?metric=" + encodeURIComponent(m.name), "label"));
     }));
   }
 
