@@ -60,7 +60,22 @@ def label_store(report_store: Path, tmp_path_factory: pytest.TempPathFactory) ->
     store = tmp_path_factory.mktemp("label") / "runs"
     shutil.copytree(report_store, store)
     ragmeter.evaluate(_zh_rows(), ["token_f1"], None, out=store, run_id="zh")
+    ragmeter.evaluate(_big_rows(), ["token_f1"], None, out=store, run_id="big")
     return store
+
+
+def _big_rows() -> list[dict[str, Any]]:
+    """40 samples whose token F1 is high for some and low for others."""
+    return [
+        {
+            "id": f"q{i}",
+            "question": f"How many apples are in basket {i}?",
+            "contexts": [f"Basket {i} holds {i} apples."],
+            "answer": f"Basket {i} holds {i} apples." if i % 3 else "I am not sure about that basket.",
+            "reference": f"Basket {i} holds {i} apples.",
+        }
+        for i in range(40)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +95,7 @@ def server(label_store: Path) -> Iterator[ViewServer]:
 def no_labels(label_store: Path) -> None:
     """Each test starts from a store without labels."""
     with RunStore(label_store) as store:
-        for run in (RUN, "zh"):
+        for run in (RUN, "zh", "big"):
             for lab in store.list_labels(run):
                 store.delete_label(run, lab.idx, lab.metric)
 
@@ -583,3 +598,56 @@ def test_the_docs_quote_the_questions_the_page_asks(page: str, lang: str) -> Non
     assert len(rows) >= 4
     for name, question in rows:
         assert question == texts.describe(name).label_question, (page, name)
+
+
+def test_progress_follows_the_calibrated_estimate(server: ViewServer) -> None:
+    """Below 10 labels the count is the labels-only bound (and at least what the calibrated
+    estimate needs); with 10 of each kind on the prefix it is the projection of the calibrated
+    interval, whose half-width now is the one the run's summary has; with fewer of one kind, the
+    labels-only bound again, and the page says why."""
+    order = _order(server, "token_f1", run="big")
+    with RunStore(server.app.store_dir) as store:
+        scores = store.score_values("big", "token_f1")
+
+    def progress() -> dict[str, Any]:
+        status, _, text = _request(server.url + "run/big/label/sample?metric=token_f1")
+        assert status == 200
+        return json.loads(text)["progress"]
+
+    def put(k: int, zeros: int, judge: bool = True) -> None:
+        """Label the first k samples of the draw 0, then the judge's verdict (or 1)."""
+        with RunStore(server.app.store_dir) as store:
+            for pos, idx in enumerate(order[:k]):
+                value = 0 if pos < zeros else int((scores[idx] or 0) >= 0.5) if judge else 1
+                store.put_label("big", idx, "token_f1", value, drawn="random")
+
+    put(4, zeros=2)
+    p = progress()
+    assert p["needed"]["method"].startswith("labels-only") and p["calibrated"] is None
+    assert p["needed"]["more"] >= 6
+    for zeros, method in ((12, "ppi++"), (3, "labels-only")):
+        put(30, zeros, judge=method == "ppi++")
+        p = progress()
+        summary = ragmeter.Result.from_store(server.app.store_dir, "big").summary()["token_f1"].calibrated
+        assert summary is not None and summary["n_labels"] == p["n_prefix"] == 30
+        low, high = summary["ci95"]
+        assert p["calibrated"]["half_width"] == pytest.approx((high - low) / 2)
+        assert p["needed"]["method"].startswith(method), zeros
+        assert (
+            (p["calibrated"]["few_of_a_kind"] is None) == (summary["warning"] is None) == (method == "ppi++")
+        )
+
+
+def test_the_page_shows_the_calibrated_width(server: ViewServer, browser: Browser) -> None:
+    order = _order(server, "token_f1", run="big")
+    with RunStore(server.app.store_dir) as store:
+        for pos, idx in enumerate(order[:30]):
+            store.put_label("big", idx, "token_f1", pos % 2, drawn="random")
+    _open(browser, server, "metric=token_f1", run="big")
+    half = json.loads(_request(server.url + "run/big/label/sample?metric=token_f1")[2])
+    width = half["progress"]["calibrated"]["half_width"]
+    assert _text(browser, "calibrated") == f"the calibrated interval is ±{width:.2f} now"
+    line = browser.driver.find_element("id", "progress-line")
+    assert line.get_attribute("data-method") == "ppi++" and line.text.startswith("30 labelled")
+    assert browser.driver.find_elements("id", "few") == []
+    _clean(browser, server)

@@ -8,7 +8,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from ragmeter.stats.sample_size import labels_needed
+from ragmeter.stats.sample_size import PPI_METHOD, labels_needed, ppi_labels_needed
 
 Z = NormalDist().inv_cdf(0.975)
 
@@ -74,3 +74,50 @@ def test_bad_arguments(kwargs: dict, words: str) -> None:
     with pytest.raises(ValueError) as err:
         labels_needed(**args)
     assert words in str(err.value)
+
+
+def _synthetic(rng: np.random.Generator, n: int, tracks: float) -> tuple[np.ndarray, np.ndarray]:
+    """Binary labels of base rate 0.6 and a judge's scores that follow them by ``tracks``."""
+    y = (rng.random(n) < 0.6).astype(float)
+    f = np.clip(tracks * y + (1 - tracks) * 0.7 + rng.normal(0, 0.15, n), 0, 1)
+    return y, f
+
+
+def test_the_ppi_projection_starts_from_the_interval_there_is() -> None:
+    """With n labels, the projection says 'none more' exactly when the PPI++ interval of those
+    labels is already as narrow as asked."""
+    from ragmeter.stats.ppi import ppi_mean
+
+    y, f = _synthetic(np.random.default_rng(5), 1000, tracks=0.6)
+    n = 60
+    est = ppi_mean(y[:n], f[:n], f[n:])
+    half = (est.ci[1] - est.ci[0]) / 2
+    assert ppi_labels_needed(y[:n], f[:n], f[n:], half_width=half * 1.001).more == 0
+    later = ppi_labels_needed(y[:n], f[:n], f[n:], half_width=half * 0.9)
+    assert later.more > 0 and later.method == PPI_METHOD and later.reachable
+
+
+def test_a_judge_that_tracks_the_labels_needs_fewer() -> None:
+    rng = np.random.default_rng(9)
+    y, f = _synthetic(rng, 1000, tracks=0.8)
+    ppi = ppi_labels_needed(y[:40], f[:40], f[40:])
+    alone = labels_needed(y[:40])
+    assert ppi.n_needed < 0.6 * alone.n_needed
+    y, f = _synthetic(rng, 1000, tracks=0.0)  # a blind judge: PPI++ is the labels alone
+    blind = ppi_labels_needed(y[:40], f[:40], f[40:])
+    assert blind.n_needed == pytest.approx(Z * Z * np.var(y[:40]) / 0.01, rel=0.1)
+
+
+def test_labelling_until_the_ppi_projection_says_enough() -> None:
+    """Each step's count is the calibrated interval's own: a labeller who stops when it says 0 more
+    stops with a PPI++ interval of at most ±0.10, and the count said at 20 labels was close."""
+    from ragmeter.stats.ppi import ppi_mean
+
+    rng = np.random.default_rng(13)
+    y, f = _synthetic(rng, 1000, tracks=0.6)
+    said = ppi_labels_needed(y[:20], f[:20], f[20:]).n_needed
+    n = 20
+    while ppi_labels_needed(y[:n], f[:n], f[n:]).more > 0:
+        n += 1
+    est = ppi_mean(y[:n], f[:n], f[n:])
+    assert (est.ci[1] - est.ci[0]) / 2 <= 0.10 and abs(n - said) <= 0.5 * said

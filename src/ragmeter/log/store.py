@@ -525,6 +525,16 @@ class RunStore(LabelsMixin):
         )
         return _score_row(rows[0]) if rows else None
 
+    def score_values(self, run_id: str, metric: str) -> dict[int, float | None]:
+        """``{idx: value}`` of every sample ``metric`` has a score for, None where the score is
+        invalid (one light query: no details, no calls)."""
+        rid = self.get_run(run_id).run_id
+        rows = self._query(
+            "SELECT idx, value, error_kind FROM scores WHERE run_id = ? AND metric = ? ORDER BY idx",
+            (rid, metric),
+        )
+        return {int(i): (None if ekind is not None or v is None else float(v)) for i, v, ekind in rows}
+
     def metric_summary(self, run_id: str) -> dict[str, dict[str, Any]]:
         """Per metric of a run, from its stored scores: ``mean`` of the valid values (None when
         there is none), ``n_scored`` (valid) and ``n_invalid``. Cheap (one query, no bootstrap):

@@ -25,12 +25,15 @@ bias the labelled prefix that estimates use.
 replaced, or none), and is refused when the label has changed since (another tab).
 
 **Progress**: the labelled prefix's size, and how many more labels a 95% interval of ±0.10
-needs (:func:`ragmeter.stats.sample_size.labels_needed`, from the prefix's labels), with the
-held-back, skipped and picked labels said as such.
+needs (:mod:`ragmeter.stats.sample_size`): the labels-only bound until the calibrated estimate
+has :data:`~ragmeter.run.calibrated.MIN_LABELS` labels on the prefix and that many on each side
+of 0.5, then the projection of the calibrated (PPI++) interval itself, whose half-width now is
+shown too; the held-back, skipped and picked labels are said as such.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import threading
 from collections import OrderedDict
@@ -41,11 +44,12 @@ from typing import Any
 from urllib.parse import quote
 
 from ragmeter.errors import ConfigError, RagmeterError, RunError
-from ragmeter.log.labels import DrawProgress, Label
+from ragmeter.log.labels import DrawProgress, Label, draw_progress
 from ragmeter.log.store import RunInfo, RunStore
 from ragmeter.metrics.descriptions import description_languages, load_descriptions
 from ragmeter.report.page import render_page
-from ragmeter.stats.sample_size import labels_needed
+from ragmeter.run.calibrated import MIN_LABELS, calibrated_estimate, judge_predictions
+from ragmeter.stats.sample_size import labels_needed, ppi_labels_needed
 
 #: the interval half-width the progress counts labels for
 TARGET_HALF_WIDTH = 0.10
@@ -142,15 +146,40 @@ class LabelDesk:
         return info, name, specs[name]
 
     def _progress(self, store: RunStore, run_id: str, metric: str) -> tuple[DrawProgress, dict[str, Any]]:
-        progress = store.draw_progress(run_id, metric)
-        values = {lab.idx: lab.value for lab in store.list_labels(run_id, metric) if lab.drawn == "random"}
-        needed = labels_needed(
-            [values[i] for i in progress.prefix], TARGET_HALF_WIDTH, n_population=len(progress.order)
-        )
+        """Where the labelling of ``metric`` stands (:class:`DrawProgress`), and the page's
+        progress: that, the calibrated interval's half-width now (from :data:`MIN_LABELS` labels
+        on the prefix) and how many more labels ±:data:`TARGET_HALF_WIDTH` needs."""
+        draw = store.label_draw(run_id)
+        scores = store.score_values(run_id, metric)
+        mine = store.list_labels(run_id, metric)
+        progress = draw_progress(metric, draw.seed, draw.order, mine, eligible=scores)
+        values = {lab.idx: lab.value for lab in mine if lab.drawn == "random"}
+        y = [values[i] for i in progress.prefix]
+        calibrated = None
+        if len(y) >= MIN_LABELS:
+            est = calibrated_estimate(metric, scores, mine, store.load_keys(run_id), draw.seed)
+            if est is not None and est["ci95"] is not None:
+                low, high = est["ci95"]
+                few = min(sum(1 for v in y if v >= 0.5), sum(1 for v in y if v < 0.5))
+                calibrated = {
+                    "half_width": (high - low) / 2,
+                    "few_of_a_kind": few if est["warning"] else None,
+                }
+        pred = judge_predictions(scores)
+        prefix = set(progress.prefix)
+        rest = [pred[i] for i in progress.order if i not in prefix]
+        if calibrated is not None and calibrated["few_of_a_kind"] is None and rest:
+            needed = ppi_labels_needed(y, [pred[i] for i in progress.prefix], rest, TARGET_HALF_WIDTH)
+        else:  # the labels-only bound, and never fewer than the calibrated estimate needs
+            needed = labels_needed(y, TARGET_HALF_WIDTH, n_population=len(progress.order))
+            short = min(MIN_LABELS, len(progress.order)) - len(y)
+            if short > needed.more and needed.reachable:
+                needed = dataclasses.replace(needed, n_needed=len(y) + short, more=short)
         first_skipped = progress.skipped[0] if progress.skipped else None
         data = {
             **progress.to_dict(),
             "needed": needed.to_dict(),
+            "calibrated": calibrated,
             "last_in_draw": progress.order[-1] if progress.order else None,
             "first_skipped": first_skipped,
             "first_skipped_position": None

@@ -58,9 +58,8 @@ def calibrated_estimate(
     value = {lab.idx: lab.value for lab in mine if lab.drawn == "random"}
     labelled = list(progress.prefix)
     chosen = set(labelled)
-    valid = [v for v in scores.values() if v is not None]
-    fill = sum(valid) / len(valid) if valid else 0.5
-    pred = {idx: (fill if v is None else float(v)) for idx, v in scores.items()}
+    pred = judge_predictions(scores)
+    fill = _fill(scores)
     out: dict[str, Any] = {
         "mean": None,
         "ci95": None,
@@ -106,14 +105,22 @@ def _clip(x: float, lo: float = 0.0) -> float:
     return min(1.0, max(lo, float(x)))
 
 
+def _fill(scores: Mapping[int, float | None]) -> float:
+    valid = [v for v in scores.values() if v is not None]
+    return sum(valid) / len(valid) if valid else 0.5
+
+
+def judge_predictions(scores: Mapping[int, float | None]) -> dict[int, float]:
+    """The judge's prediction of each sample of ``scores`` (``{idx: value}``, None where the score
+    is invalid): the valid score, else the mean of the valid scores (0.5 when there is none)."""
+    fill = _fill(scores)
+    return {idx: (fill if v is None else float(v)) for idx, v in scores.items()}
+
+
 def predictions(result: Result, metric: str) -> dict[int, float]:
-    """The judge's prediction of each sample ``metric`` has a score for: the valid score, else
-    (invalid) the mean of the metric's valid scores (0.5 when there is none)."""
+    """The judge's prediction of each sample ``metric`` has a score for (:func:`judge_predictions`)."""
     rows = {idx: result.score(idx, metric) for idx, _ in result.samples}
-    scored = {idx: (sc.value if sc.valid else None) for idx, sc in rows.items() if sc is not None}
-    valid = [v for v in scored.values() if v is not None]
-    fill = sum(valid) / len(valid) if valid else 0.5
-    return {idx: (fill if v is None else float(v)) for idx, v in scored.items()}
+    return judge_predictions({idx: (sc.value if sc.valid else None) for idx, sc in rows.items() if sc is not None})
 
 
 def prefix_labels(result: Result, metric: str, labels: Sequence[Label] | None = None) -> dict[int, float]:
@@ -183,6 +190,7 @@ __all__ = [
     "MIN_LABELS",
     "calibrated_difference",
     "calibrated_estimate",
+    "judge_predictions",
     "predictions",
     "prefix_labels",
 ]

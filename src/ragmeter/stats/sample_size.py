@@ -12,11 +12,20 @@ labels is no guide (three labels that agree have variance 0). So the variance us
 labels (values between 0 and 1) it is an upper bound on it. With no label yet ``p = 1/2``: the
 worst case, 97 labels for ±0.10 at 95%.
 
-This is the labels-only interval. The label-corrected (PPI++) estimate of a run's human mean, the
-one reports show beside the judge's mean, tunes its weight on the judge so that it is never
-meaningfully wider than the labels-only interval, and is narrower the better the judge agrees
-with the labels: the count here is what the labels need on their own, an upper bound for the
-calibrated interval, not a promise of its width.
+This is the labels-only interval (:func:`labels_needed`). The label-corrected (PPI++) estimate of
+a run's human mean (:mod:`ragmeter.stats.ppi`), the one reports show beside the judge's mean,
+tunes its weight on the judge so that it is never meaningfully wider than the labels-only
+interval, and is narrower the better the judge agrees with the labels: the labels-only count is
+an upper bound for it.
+
+:func:`ppi_labels_needed` projects the PPI++ interval itself. Its standard error with ``n`` of the
+``T`` samples labelled is ``se² = A / n + B / (T - n)``, ``A = var(Y - λ f)`` over the labels and
+``B = var(λ f)`` over the unlabelled samples; with the labels so far giving λ, A and B, the count
+is the smallest ``m >= n`` with ``z * sqrt(A / m + B / (T - m)) <= h`` (with every sample
+labelled, the labels alone: ``var(Y) / T``). At ``m = n`` this is the interval the report shows.
+It is as good as those estimates: with few labels, or few of one kind, they can be far off, so
+use it only where the calibrated estimate itself stands (the labelling page switches to it from
+10 labels on each side of 0.5, and shows the labels-only bound before).
 """
 
 from __future__ import annotations
@@ -28,14 +37,19 @@ from statistics import NormalDist
 from typing import Any
 
 METHOD = "labels-only normal approximation, variance bound p(1-p), p = (sum + z^2/2) / (n + z^2)"
+PPI_METHOD = (
+    "ppi++ projection: smallest m with z * sqrt(A/m + B/(T-m)) <= h, A, B and lambda from the labels so far"
+)
 
 
 @dataclass(frozen=True)
 class LabelsNeeded:
     """``n`` labels given; ``n_needed`` in all for a ``confidence`` interval of ``± half_width``;
     ``more``: how many to add (0 when there are enough); ``p``: the mean used for the variance
-    bound. ``n_population``: the samples there are to label (None: no limit); ``reachable`` is
-    False when ``n_needed`` exceeds it, and ``more`` is then what is left to label."""
+    bound (the labels' mean for a PPI++ projection). ``n_population``: the samples there are to
+    label (None: no limit); ``reachable`` is False when ``n_needed`` exceeds it, and ``more`` is
+    then what is left to label. ``method``: how the count was made (:data:`METHOD`,
+    :data:`PPI_METHOD`)."""
 
     n: int
     n_needed: int
@@ -45,6 +59,7 @@ class LabelsNeeded:
     p: float
     n_population: int | None = None
     reachable: bool = True
+    method: str = METHOD
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,7 +71,7 @@ class LabelsNeeded:
             "p": self.p,
             "n_population": self.n_population,
             "reachable": self.reachable,
-            "method": METHOD,
+            "method": self.method,
         }
 
 
@@ -68,10 +83,7 @@ def labels_needed(
 ) -> LabelsNeeded:
     """How many labels a ``confidence`` interval of ``± half_width`` needs, given the ``labels``
     so far (values in [0, 1], drawn uniformly at random); see the module docstring."""
-    if not 0.0 < float(half_width) <= 0.5:
-        raise ValueError(f"half_width must be in (0, 0.5], got {half_width!r}")
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be between 0 and 1 (exclusive), got {confidence!r}")
+    _check(half_width, confidence)
     values = [float(v) for v in labels]
     if any(not (0.0 <= v <= 1.0) for v in values):
         raise ValueError("labels must lie in [0, 1]")
@@ -94,4 +106,56 @@ def labels_needed(
     )
 
 
-__all__ = ["METHOD", "LabelsNeeded", "labels_needed"]
+def ppi_labels_needed(
+    labels: Sequence[float],
+    pred_labelled: Sequence[float],
+    pred_unlabelled: Sequence[float],
+    half_width: float = 0.10,
+    confidence: float = 0.95,
+) -> LabelsNeeded:
+    """How many labels the PPI++ interval of ``± half_width`` needs, projected from the ``labels``
+    so far, the judge's predictions of the same samples (``pred_labelled``) and of the others
+    (``pred_unlabelled``); see the module docstring. At least two labels and one unlabelled
+    sample (ValueError otherwise)."""
+    import numpy as np
+
+    from ragmeter.stats.ppi import ppi_mean
+
+    _check(half_width, confidence)
+    z = NormalDist().inv_cdf(1.0 - (1.0 - float(confidence)) / 2.0)
+    est = ppi_mean(labels, pred_labelled, pred_unlabelled, confidence=confidence)
+    y = np.asarray(labels, dtype=float)
+    fl = np.asarray(pred_labelled, dtype=float)
+    fu = np.asarray(pred_unlabelled, dtype=float)
+    n, total = y.size, y.size + fu.size
+    a = float(np.var(y - est.lam * fl))
+    b = float(np.var(est.lam * fu))
+    m = np.arange(n, total, dtype=float)
+    se = np.sqrt(a / m + b / (total - m))
+    ok = np.flatnonzero(z * se <= float(half_width) + 1e-12)
+    if ok.size:
+        n_needed, reachable = int(m[ok[0]]), True
+    else:  # every sample labelled: the labels alone
+        reachable = z * math.sqrt(float(np.var(y)) / total) <= float(half_width)
+        n_needed = total if reachable else total + 1
+    return LabelsNeeded(
+        n=n,
+        n_needed=n_needed,
+        more=max(0, min(n_needed, total) - n),
+        half_width=float(half_width),
+        confidence=float(confidence),
+        p=float(y.mean()),
+        n_population=total,
+        reachable=reachable,
+        method=PPI_METHOD,
+    )
+
+
+def _check(half_width: float, confidence: float) -> None:
+    if not 0.0 < float(half_width) <= 0.5:
+        raise ValueError(f"half_width must be in (0, 0.5], got {half_width!r}")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1 (exclusive), got {confidence!r}")
+
+
+__all__ = ["METHOD", "PPI_METHOD", "LabelsNeeded", "labels_needed", "ppi_labels_needed"]

@@ -239,8 +239,14 @@
     const bar = el("div", {class: "bar", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": p.n_draw, "aria-valuenow": p.n_prefix},
       el("div", {class: "fill"}));
     bar.firstChild.style.width = (p.n_draw ? 100 * p.n_prefix / p.n_draw : 0) + "%";
+    const ppi = need.method.indexOf("ppi++") === 0;
+    const cal = p.calibrated;
     RM.add(progressBox,
-      el("div", {id: "progress-line", class: "line", title: T.progress_formula, "data-prefix": p.n_prefix, "data-more": need.more}, line),
+      el("div", {id: "progress-line", class: "line", title: ppi ? T.progress_formula_ppi : T.progress_formula,
+        "data-prefix": p.n_prefix, "data-more": need.more, "data-method": ppi ? "ppi++" : "labels-only"}, line),
+      cal ? el("div", {id: "calibrated", class: "muted"}, t("calibrated_now", {width: fmt(cal.half_width, 2)})) : null,
+      cal && cal.few_of_a_kind !== null ? el("div", {id: "few", class: "warn"},
+        t("few_of_a_kind", {k: cal.few_of_a_kind, n: p.n_prefix})) : null,
       bar,
       p.n_held_back ? el("div", {id: "held-back", class: "warn", "data-held": p.n_held_back},
         t("held_back", {held: p.n_held_back, skipped: p.skipped.length, pos: p.first_skipped_position})) : null,
