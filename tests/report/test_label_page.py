@@ -18,6 +18,7 @@ import pytest
 
 import ragmeter
 from helpers.browser import Browser
+from ragmeter import Metric, Score
 from ragmeter.log import Label, RunStore
 from ragmeter.report.page import DATA_ELEMENT_ID
 from ragmeter.report.server import TOKEN_HEADER, ViewApp, ViewServer
@@ -61,7 +62,20 @@ def label_store(report_store: Path, tmp_path_factory: pytest.TempPathFactory) ->
     shutil.copytree(report_store, store)
     ragmeter.evaluate(_zh_rows(), ["token_f1"], None, out=store, run_id="zh")
     ragmeter.evaluate(_big_rows(), ["token_f1"], None, out=store, run_id="big")
+    examples = Path(__file__).resolve().parents[2] / "examples" / "conversations.jsonl"
+    ragmeter.evaluate(str(examples), [Whole(), "token_f1"], None, out=store, run_id="conv", progress=False)
     return store
+
+
+class Whole(Metric):
+    """A per-conversation metric of the test's own (every conversation scores 0.8)."""
+
+    name = "whole"
+    level = "conversation"
+    requires = ("messages",)
+
+    async def score(self, sample: Any, judge: Any) -> Score:
+        return Score(0.8, "whole")
 
 
 def _big_rows() -> list[dict[str, Any]]:
@@ -95,7 +109,7 @@ def server(label_store: Path) -> Iterator[ViewServer]:
 def no_labels(label_store: Path) -> None:
     """Each test starts from a store without labels."""
     with RunStore(label_store) as store:
-        for run in (RUN, "zh", "big"):
+        for run in (RUN, "zh", "big", "conv"):
             for lab in store.list_labels(run):
                 store.delete_label(run, lab.idx, lab.metric)
 
@@ -650,4 +664,29 @@ def test_the_page_shows_the_calibrated_width(server: ViewServer, browser: Browse
     line = browser.driver.find_element("id", "progress-line")
     assert line.get_attribute("data-method") == "ppi++" and line.text.startswith("30 labelled")
     assert browser.driver.find_elements("id", "few") == []
+    _clean(browser, server)
+
+
+def test_conversations_show_their_messages(server: ViewServer, browser: Browser) -> None:
+    """A per-conversation metric labels the conversation, shown message by message; a turn shows
+    the conversation before it."""
+    status, _, text = _request(server.url + "run/conv/label/sample?metric=whole")
+    conv = json.loads(text)["sample"]
+    assert status == 200 and conv["messages"] and conv["history"] is None
+    assert {m["role"] for m in conv["messages"]} >= {"user", "assistant"}
+    turn = json.loads(_request(server.url + "run/conv/label/sample?metric=token_f1")[2])["sample"]
+    assert turn["messages"] is None and turn["history"] and turn["question"]
+    _open(browser, server, "metric=whole&lang=en", run="conv")
+    d = browser.driver
+    assert _text(browser, "ask") == "Does this sample deserve a high whole score? (whole)"
+    shown = d.find_elements("css selector", "#sample .conversation .message-turn")
+    assert len(shown) == len(conv["messages"])
+    assert [m.find_element("css selector", ".role").text.split(" ")[0] for m in shown] == [
+        m["role"] for m in conv["messages"]
+    ]
+    _press(browser, "1")
+    assert [lab.idx for lab in _labels(server, run="conv", metric="whole")] == [conv["idx"]]
+    _open(browser, server, "metric=token_f1&lang=zh", run="conv")
+    history = d.find_element("css selector", "#sample details.history")
+    assert history.text.startswith(f"此前的对话（{len(turn['history'])} 条消息）")
     _clean(browser, server)

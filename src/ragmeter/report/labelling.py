@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ragmeter.dataset.messages import ChatMessage
 from ragmeter.errors import ConfigError, RagmeterError, RunError
 from ragmeter.log.labels import DrawProgress, Label, draw_progress
 from ragmeter.log.store import RunInfo, RunStore
@@ -60,6 +61,8 @@ UNDO_DEPTH = 500
 UNDO_PAGES = 64
 #: characters of a judge's reason sent to the page
 REASON_CHARS = 4000
+#: samples (the first of the draw) whose questions choose the page's language when none is asked
+LANG_SAMPLES = 20
 
 
 class LabelRequestError(ConfigError):
@@ -104,6 +107,10 @@ def metric_question(name: str, lang: str) -> dict[str, str | None]:
     return {"question": texts.label_question(key), "term": entry.term, "description": entry.description}
 
 
+def _user_text(messages: Sequence[ChatMessage] | None) -> str:
+    return " ".join(m.content for m in messages or () if m.role == "user" and m.content)
+
+
 def _page_lang(lang: str | None, questions: Sequence[str]) -> str:
     if lang:
         if lang not in description_languages():
@@ -121,6 +128,16 @@ def _int(value: Any, what: str) -> int:
         return int(value)
     except ValueError:
         raise LabelRequestError(f"{what} must be a sample index (a whole number), got {value!r}") from None
+
+
+def _messages(messages: Sequence[ChatMessage] | None) -> list[dict[str, Any]] | None:
+    """A conversation's (or a turn's earlier) messages as the page shows them: role, text, the
+    contexts an assistant message was given, the tool a tool message comes from."""
+    if messages is None:
+        return None
+    return [
+        {"role": m.role, "content": m.content, "contexts": list(m.contexts), "name": m.name} for m in messages
+    ]
 
 
 class LabelDesk:
@@ -206,6 +223,8 @@ class LabelDesk:
             "answer": sample.answer,
             "reference": sample.reference,
             "contexts": list(sample.contexts),
+            "history": _messages(sample.history),
+            "messages": _messages(sample.messages),
             "in_draw": in_draw,
             "position": None if pos is None else pos + 1,
             "prev": None if pos is None or pos == 0 else order[pos - 1],
@@ -263,12 +282,16 @@ class LabelDesk:
         the language of the run's questions), opened on sample ``at`` (default: the draw's next)."""
         with RunStore(self.store_dir) as store:
             info, name, spec = self._run(store, run, metric)
-            if lang is None:
-                first = store.load_sample(info.run_id, 0)
-                lang = _page_lang(None, [first.question] if first is not None else [])
+            start = self._payload(store, info.run_id, name, at, blind)
+            if lang is None:  # the language of the first questions of the draw
+                texts_seen = []
+                for idx in store.label_draw(info.run_id).order[:LANG_SAMPLES]:
+                    sample = store.load_sample(info.run_id, idx)
+                    if sample is not None:
+                        texts_seen.append(sample.question or _user_text(sample.messages))
+                lang = _page_lang(None, texts_seen)
             else:
                 lang = _page_lang(lang, [])
-            start = self._payload(store, info.run_id, name, at, blind)
         texts = load_descriptions(lang)
         ask = metric_question(name, lang)
         specs = _metric_specs(info)

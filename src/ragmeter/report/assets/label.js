@@ -136,6 +136,19 @@
     return el("div", {class: "field"}, el("h3", {}, label), body);
   }
 
+  function roleName(r) { return T["role_" + r] === undefined ? r : T["role_" + r]; }
+
+  /* a conversation's messages (or a turn's earlier ones), each as its role and its text */
+  function messagesBlock(msgs) {
+    return el("div", {class: "messages"}, msgs.map(function (m) {
+      return el("div", {class: "message-turn role-" + m.role},
+        el("div", {class: "role muted"}, roleName(m.role) + (m.name ? " \u00b7 " + m.name : "")),
+        el("div", {class: "text"}, m.content === null || m.content === undefined || m.content === "" ? T.empty : String(m.content)),
+        m.contexts && m.contexts.length ? el("details", {}, el("summary", {class: "muted"}, T.contexts_field + " (" + m.contexts.length + ")"),
+          m.contexts.map(function (c) { return el("div", {class: "text context"}, String(c)); })) : null);
+    }));
+  }
+
   function contextsBlock(s) {
     if (!s.contexts.length) return el("div", {class: "muted"}, T.no_contexts);
     return s.contexts.map(function (c, k) {
@@ -222,11 +235,15 @@
       s.in_draw ? null : el("div", {class: "bad", id: "not-in-draw"}, T.not_in_draw),
       el("div", {class: "columns"},
         el("div", {class: "left"},
-          field(T.question_field, s.question),
-          field(T.answer_field, s.answer),
+          s.history && s.history.length ? el("details", {class: "field history"},
+            el("summary", {}, t("history_field", {n: s.history.length})), messagesBlock(s.history)) : null,
+          s.messages ? el("div", {class: "field conversation"}, el("h3", {}, T.conversation_field), messagesBlock(s.messages)) : null,
+          s.messages && !s.question ? null : field(T.question_field, s.question),
+          s.messages && !s.answer ? null : field(T.answer_field, s.answer),
           s.reference === null || s.reference === undefined ? null : field(T.reference_field, s.reference, !needsRef),
           judgeBlock(s)),
-        el("div", {class: "right"}, el("h2", {}, T.contexts_field + " (" + s.contexts.length + ")"), contextsBlock(s))));
+        s.messages && !s.contexts.length ? null
+          : el("div", {class: "right"}, el("h2", {}, T.contexts_field + " (" + s.contexts.length + ")"), contextsBlock(s))));
   }
 
   function renderProgress() {
