@@ -83,6 +83,13 @@ MARKDOWN = "# Title\n\nSome text about towers. 塔很高。\n".encode()
 HTML = b"<html><head><title>T</title></head><body><h1>H</h1><p>Towers are tall.</p><script>x()</script></body></html>"
 
 
+def _traces() -> bytes:
+    from helpers.otlp import export, rag_trace
+
+    lines = [export(*rag_trace(1, "Q?", ["C."], "A.", ids=["d1"])), export(*rag_trace(2, "塔多高？", ["塔很高。"], "很高。"))]
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
 def _load(path: Path) -> object:
     return load_dataset(path)
 
@@ -96,6 +103,7 @@ READERS: dict[str, tuple[str, Callable[[], bytes], Callable[[Path], object]]] = 
     "parquet": (".parquet", _parquet, _load),
     "judgements": (".jsonl", _judgements, load_judgements),
     "judgements-as-dataset": (".jsonl", _judgements, _load),
+    "traces": (".otlp.jsonl", _traces, _load),
     "trec-run": (".txt", lambda: TREC_RUN, read_trec_run),
     "qrels": (".tsv", lambda: QRELS, read_qrels),
     "queries": (".jsonl", lambda: QUERIES, read_queries),

@@ -54,12 +54,17 @@ from ragmeter.dataset.validate import (
 )
 from ragmeter.dataset.values import as_text, is_missing
 from ragmeter.errors import ConfigError, DatasetError
+from ragmeter.traces.otlp import is_otlp_record
 
 DataSource = Any  # str | Path | DataFrame | Iterable[Mapping | Sample] | Dataset | Ragas / LlamaIndex objects
 
 
 class _Judgements(Exception):
     """Internal signal: the file turned out to be a judgement file."""
+
+
+class _Traces(Exception):
+    """Internal signal: the file turned out to hold OTLP traces."""
 
 
 def _dump(obj: Any) -> Any:
@@ -110,9 +115,11 @@ def _batch_eval_records(results: Mapping[str, Any]) -> Iterator[Item]:
 def _items_for(data: Any) -> tuple[str, Path | None, Iterator[Item]]:
     """(source label, path or None, items) for any supported input."""
     if isinstance(data, (str, os.PathLike)):
+        from ragmeter.traces.reader import is_trace_path, read_traces
+
         path = Path(data)
         source = str(data)
-        reader = reader_for(path, source)
+        reader = read_traces if is_trace_path(path) else reader_for(path, source)
         if not path.exists():
             raise DatasetError("file not found", file=source)
         if path.is_dir():
@@ -181,7 +188,9 @@ class SampleStream:
     At its end the stream raises what :func:`load_dataset` raises for a source with no usable row
     (:class:`DatasetErrors`, or "no records found") and for a ``mapping`` naming a column the data
     does not have (:class:`ConfigError`). A judgement file (``data/README.md``) is recognised by its
-    first record and read whole (such files hold labelled samples, not logs).
+    first record and read whole (such files hold labelled samples, not logs). An OTLP trace file
+    (a ``.otlp.jsonl`` name, or a first record with ``resourceSpans``) is read by the trace reader,
+    one sample per trace that retrieved, as its traces complete (:mod:`ragmeter.traces.reader`).
     """
 
     def __init__(
@@ -244,7 +253,15 @@ class SampleStream:
             yield from self._from_dataset(self._dataset)
         else:
             try:
-                yield from self._from_records()
+                try:
+                    yield from self._from_records()
+                except _Traces:
+                    from ragmeter.traces.reader import read_traces
+
+                    assert self._path is not None
+                    self.problems, self.n_problems = [], 0  # the trace reader reports the lines again
+                    self._items = read_traces(self._path, self.source)
+                    yield from self._from_records(detect=False)
             except _Judgements:
                 if self.resolver.mapping:
                     raise ConfigError(
@@ -281,7 +298,7 @@ class SampleStream:
                         continue
                 yield self._emit(j.row, sample, False)
 
-    def _from_records(self) -> Iterator[StreamedSample]:
+    def _from_records(self, *, detect: bool = True) -> Iterator[StreamedSample]:
         source, resolver, required = self.source, self.resolver, self.required
         columns: dict[str, None] = {}
         seen_ids: dict[str, int] = {}
@@ -295,8 +312,10 @@ class SampleStream:
                 continue
             if first and isinstance(record, Mapping):
                 first = False
-                if self._path is not None and is_judgement_record(record):
+                if detect and self._path is not None and is_judgement_record(record):
                     raise _Judgements()
+                if detect and self._path is not None and is_otlp_record(record):
+                    raise _Traces()
             from_data = True
             try:
                 if isinstance(record, Sample):

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.metrics._common import short
+from ragmeter.traces.summary import summary_line, trace_summary
 
 if TYPE_CHECKING:
     from ragmeter.report.comparison import Comparison
@@ -104,6 +105,9 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
     if cost is not None:
         line += f", cost {cost:.4f}"
     console.print(line)
+    traces = trace_summary(s for _, s in result.samples)
+    if traces is not None:
+        console.print(summary_line(traces), markup=False, highlight=False)
     if result.problems:
         console.print(f"[yellow]{len(result.problems)} input problem(s):[/yellow]")
         for p in result.problems[:max_problems]:

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.traces.summary import trace_summary
+
 if TYPE_CHECKING:
     from ragmeter.dataset.sample import Sample
     from ragmeter.log.store import ScoreRow
@@ -229,6 +231,7 @@ def run_header(result: Result) -> dict[str, Any]:
         "usage": result.usage.to_dict(),
         "cost": result.cost,
         "store": None if result.store_dir is None else str(result.store_dir),
+        "traces": trace_summary(s for _, s in result.samples),
     }
 
 

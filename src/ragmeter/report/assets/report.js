@@ -7,6 +7,17 @@
   const run = D.run, metrics = D.metrics, samples = D.samples;
   const app = document.getElementById("app");
   const ROW_H = 28;
+  /* samples read from OpenTelemetry traces carry metadata.trace: latency and the app's tokens */
+  const T = run.traces || null;
+  function trace(s) { return (s.metadata && s.metadata.trace) || null; }
+  function ms(x) { return x === null || x === undefined ? "" : x < 1000 ? Math.round(x) + " ms" : (x / 1000).toFixed(2) + " s"; }
+  function traceLine(t) {
+    if (!t) return null;
+    const tok = t.total_tokens === undefined ? "no token counts" :
+      RM.int(t.total_tokens) + " tokens (" + RM.int(t.prompt_tokens || 0) + " prompt + " + RM.int(t.completion_tokens || 0) + " completion)";
+    return ["trace " + t.trace_id, "latency " + ms(t.latency_ms), tok, RM.int(t.llm_calls || 0) + " LLM call(s)",
+      t.model, t.service, t.error ? "error: " + t.error : null].filter(Boolean).join(" \u00b7 ");
+  }
   document.title = "ragmeter report " + run.run_id;
 
   function obj(o) {
@@ -34,6 +45,10 @@
         ["usage", RM.int(u.requests) + " requests (" + RM.int(u.cached_requests) + " from cache), " +
           RM.int(u.prompt_tokens) + " prompt + " + RM.int(u.completion_tokens) + " completion tokens"],
         ["cost", run.cost === null || run.cost === undefined ? null : run.cost.toFixed(4)],
+        ["traces", T === null ? null : RM.int(T.n) + " samples from traces" +
+          (T.latency_ms ? "; latency median " + ms(T.latency_ms.median) + ", p95 " + ms(T.latency_ms.p95) + ", max " + ms(T.latency_ms.max) : "") +
+          (T.n_with_tokens ? "; the app's tokens " + RM.int(T.prompt_tokens) + " prompt + " + RM.int(T.completion_tokens) +
+            " completion in " + RM.int(T.llm_calls) + " LLM call(s)" : "; no token counts in the traces")],
         ["store", run.store],
       ]));
     if (D.skipped.length) {
@@ -189,6 +204,18 @@
     };
   }
 
+  /* latency / tokens of trace samples: samples without them last */
+  function cmpTrace(key, dir) {
+    return function (a, b) {
+      const ta = trace(samples[a]), tb = trace(samples[b]);
+      const x = ta ? ta[key] : undefined, y = tb ? tb[key] : undefined;
+      const ra = typeof x === "number" ? 0 : 1, rb = typeof y === "number" ? 0 : 1;
+      if (ra !== rb) return ra - rb;
+      if (ra === 0 && x !== y) return dir * (x - y);
+      return samples[a].idx - samples[b].idx;
+    };
+  }
+
   function searchText(i) {
     if (haystack === null) haystack = new Array(samples.length);
     if (haystack[i] === undefined) {
@@ -225,6 +252,7 @@
     order = [];
     for (let i = 0; i < samples.length; i++) if (keep(i)) order.push(i);
     const cmp = state.sortKey[0] === "m" ? cmpMetric(Number(state.sortKey.slice(1)), state.sortDir)
+      : state.sortKey === "latency_ms" || state.sortKey === "total_tokens" ? cmpTrace(state.sortKey, state.sortDir)
       : cmpField(state.sortKey, state.sortDir);
     order.sort(cmp);
     count.textContent = order.length === samples.length ? samples.length + " samples"
@@ -237,7 +265,8 @@
   }
 
   /* ---------------------------------------------------------------- table */
-  const cols = "64px minmax(80px, 160px) minmax(200px, 1fr)" + metrics.map(function () { return " 130px"; }).join("");
+  const cols = "64px minmax(80px, 160px) minmax(200px, 1fr)" + (T ? " 90px 90px" : "") +
+    metrics.map(function () { return " 130px"; }).join("");
   const search = el("input", {type: "search", id: "q", placeholder: "search question, answer, contexts, reasons\u2026",
     "aria-label": "search"});
   const metricSel = el("select", {id: "f-metric", "aria-label": "metric for the range"},
@@ -255,9 +284,10 @@
     }));
   const count = el("span", {id: "count", class: "muted"});
   const headCells = [["idx", "#"], ["id", "id"], ["question", "question"]]
+    .concat(T ? [["latency_ms", "latency"], ["total_tokens", "tokens"]] : [])
     .concat(metrics.map(function (m, k) { return ["m" + k, m.name]; }))
     .map(function (c) {
-      return el("div", {"data-key": c[0], title: "sort by " + c[1], class: c[0][0] === "m" ? "num" : "",
+      return el("div", {"data-key": c[0], title: "sort by " + c[1], class: c[0][0] === "m" || c[0] === "latency_ms" || c[0] === "total_tokens" ? "num" : "",
         on: {click: function () {
           if (state.sortKey === c[0]) state.sortDir = -state.sortDir;
           else { state.sortKey = c[0]; state.sortDir = 1; }
@@ -283,6 +313,8 @@
       el("div", {class: "num"}, String(s.idx)),
       el("div", {title: s.id || ""}, s.id || ""),
       el("div", {}, RM.preview(s.question, 200)),
+      T ? [el("div", {class: "num"}, ms((trace(s) || {}).latency_ms)),
+        el("div", {class: "num"}, (trace(s) || {}).total_tokens === undefined ? "" : RM.int(trace(s).total_tokens))] : null,
       metrics.map(function (_, k) { return cell(s, k); }));
     row.style.gridTemplateColumns = cols;
     row.style.lineHeight = ROW_H + "px";
@@ -326,6 +358,7 @@
     const names = metrics.map(function (m) { return m.name; });
     RM.add(detail,
       el("h2", {}, "sample " + s.idx + (s.id ? " \u00b7 " + s.id : "")),
+      trace(s) ? el("div", {class: "muted", id: "trace-line"}, traceLine(trace(s))) : null,
       textBlock("question", s.question), textBlock("answer", s.answer), textBlock("reference", s.reference), meta,
       el("h3", {}, "scores"),
       metrics.map(function (m, k) { return metricBlock(s, m.name, s.scores[k]); }),
