@@ -66,11 +66,13 @@ PLACEHOLDERS: dict[str, str] = {
     "prod.jsonl": "file",
     "baseline": "name",  # run ids of the reader's own runs
     "candidate": "name",
+    "traces/traces.otlp.jsonl": "file",  # what `ragmeter collect --out traces/` wrote
 }
 #: words (in this order, next to each other) that make a command parse-only, with the reason: for
 #: commands that would wait (serve, open a browser) or need an optional extra CI does not install.
 PARSE_ONLY: dict[tuple[str, ...], str] = {
     ("view",): "ragmeter view serves the run store until Ctrl-C",
+    ("collect",): "ragmeter collect receives traces until Ctrl-C",
     ("--engine", "ray"): "the Ray engine needs the ray extra and starts a Ray runtime",
 }
 _OFFLINE_JUDGES = frozenset({"local"})

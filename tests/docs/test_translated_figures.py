@@ -57,6 +57,7 @@ COUNTERPARTS: Mapping[str, tuple[str, ...]] = {
     "docs/zh/metrics.md": ("docs/metrics.md",),
     "docs/zh/reports.md": ("docs/report.md",),
     "docs/zh/trust.md": ("docs/trust.md",),
+    "docs/zh/traces.md": ("docs/traces.md",),
 }
 
 #: unit -> (Chinese pattern, English pattern), each with one group: the integer.

@@ -12,6 +12,7 @@ import click
 
 from ragmeter import __version__
 from ragmeter.cli.agreement import agreement_cmd
+from ragmeter.cli.collect import collect_cmd
 from ragmeter.cli.compare import compare_cmd
 from ragmeter.cli.evaluate import evaluate_cmd
 from ragmeter.cli.generate import generate_cmd
@@ -40,6 +41,7 @@ cli.add_command(generate_cmd)
 cli.add_command(report_cmd)
 cli.add_command(compare_cmd)
 cli.add_command(view_cmd)
+cli.add_command(collect_cmd)
 
 
 def main() -> None:
