@@ -173,6 +173,79 @@ def test_langchain_chain(tmp_path: Path, provider_for: Any) -> None:
     assert not ds.problems
 
 
+@pytest.mark.filterwarnings("ignore:Calling .text\\(\\) as a method is deprecated")
+def test_langchain_chat_with_history_becomes_a_conversation(tmp_path: Path, provider_for: Any) -> None:
+    from operator import itemgetter
+
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    instrumentor = LangChainInstrumentor()
+    reason = _unsupported(instrumentor)
+    if reason:
+        pytest.skip(reason)
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.language_models import FakeListChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    retrieved: list[list[str]] = []
+
+    def keep(docs: list[Any]) -> str:
+        retrieved.append([d.page_content for d in docs])
+        return "\n\n".join(d.page_content for d in docs)
+
+    history = [HumanMessage("Tell me about the Eiffel Tower."), AIMessage("It is a tower in Paris.")]
+    with collecting(tmp_path) as collector:
+        provider = provider_for(collector.endpoint, batch=True, gzip=False)
+        instrumentor.instrument(tracer_provider=provider)
+        try:
+            store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+            store.add_documents([Document(page_content=t) for t in TEXTS])
+            prompt = ChatPromptTemplate.from_messages(
+                [
+                    ("system", "Answer from the context.\n\n{context}"),
+                    MessagesPlaceholder("history"),
+                    ("human", "{question}"),
+                ]
+            )
+            chain = (
+                {
+                    "context": itemgetter("question")
+                    | store.as_retriever(search_kwargs={"k": 2})
+                    | RunnableLambda(keep),
+                    "question": itemgetter("question"),
+                    "history": itemgetter("history"),
+                }
+                | prompt
+                | FakeListChatModel(responses=["It is 330 metres tall."])
+                | StrOutputParser()
+            )
+            chain.invoke({"question": "How tall is it?", "history": history})
+        finally:
+            instrumentor.uninstrument()
+            provider.shutdown()
+
+    conversation, turn = load_dataset(collector.path)
+    assert [(m.role, m.content) for m in conversation.messages] == [
+        ("user", "Tell me about the Eiffel Tower."),
+        ("assistant", "It is a tower in Paris."),
+        ("user", "How tall is it?"),
+        ("assistant", "It is 330 metres tall."),
+    ]
+    assert (turn.question, list(turn.contexts), turn.answer, turn.turn) == (
+        "How tall is it?",
+        retrieved[0],
+        "It is 330 metres tall.",
+        2,
+    )
+    assert [m.content for m in turn.history] == ["Tell me about the Eiffel Tower.", "It is a tower in Paris."]
+    assert turn.metadata["trace"]["root_span"] == "RunnableSequence"
+
+
 def test_evaluate_the_collected_file(tmp_path: Path, provider_for: Any) -> None:
     """`ragmeter evaluate DIR/traces.otlp.jsonl` scores what the app sent."""
     from click.testing import CliRunner

@@ -365,3 +365,43 @@ def test_one_pretty_printed_export_request(tmp_path: Path) -> None:
     )
     ds = load_dataset(path)
     assert [s.question for s in ds] == ["q", "q2"] and list(ds.rows) == [1, 1]
+
+
+def test_a_trace_whose_llm_span_holds_a_chat_becomes_a_conversation(tmp_path: Path) -> None:
+    doc = "The Eiffel Tower is 330 metres tall."
+    spans = rag_trace(1, "How tall is it?", [doc], "330 metres.")
+    chat = [
+        ("system", "You are a travel guide."),
+        ("system", "Answer from the context:\n" + doc),  # the stuffed context: not part of the chat
+        ("user", "Tell me about the Eiffel Tower."),
+        ("assistant", "It is a wrought-iron tower in Paris."),
+        ("user", "How tall is it?"),
+    ]
+    llm = {"openinference.span.kind": "LLM", "llm.token_count.prompt": 40, "llm.token_count.completion": 3}
+    for i, (role, content) in enumerate(chat):
+        llm[f"llm.input_messages.{i}.message.role"] = role
+        llm[f"llm.input_messages.{i}.message.content"] = content
+    spans[1] = span(1, 3, 1, "llm", llm, start_ms=4, end_ms=9)
+    ds = load_dataset(write_lines(tmp_path / "t.otlp.jsonl", [export(*spans)]))
+    conversation, turn = ds
+    assert conversation.id == conversation.conversation_id == trace_id(1) and conversation.turn is None
+    assert [(m.role, m.content) for m in conversation.messages] == [
+        ("system", "You are a travel guide."),
+        ("user", "Tell me about the Eiffel Tower."),
+        ("assistant", "It is a wrought-iron tower in Paris."),
+        ("user", "How tall is it?"),
+        ("assistant", "330 metres."),
+    ]
+    assert conversation.metadata == {"trace_id": trace_id(1)}
+    assert (turn.id, turn.turn, turn.question, turn.answer, turn.contexts) == (
+        f"{trace_id(1)}:2",
+        2,
+        "How tall is it?",
+        "330 metres.",
+        (doc,),
+    )
+    assert [(m.role, m.content) for m in turn.history] == [
+        ("user", "Tell me about the Eiffel Tower."),
+        ("assistant", "It is a wrought-iron tower in Paris."),
+    ]
+    assert turn.metadata["trace"]["latency_ms"] == 10.0 and turn.metadata["trace"]["prompt_tokens"] == 40

@@ -19,6 +19,14 @@
 
 A trace with no retriever span (indexing, embedding jobs) is not a sample: it is counted and
 skipped as a problem of its row, like a bad row.
+
+**A chat**: when the messages of the LLM span that answered hold earlier turns (a user message
+before the one answered), the trace becomes a conversation record in the OpenAI chat format
+(:mod:`ragmeter.dataset.conversations`): the system messages that do not carry the retrieved
+documents, the earlier user and assistant messages, the question, and the answer with the trace's
+contexts and ``trace`` metadata. The loader makes of it a conversation sample (id: the trace id)
+and the turn sample of the answered turn (``<trace id>:<turn>``, with the history), which carries
+``metadata["trace"]``.
 """
 
 from __future__ import annotations
@@ -171,9 +179,20 @@ def trace_record(spans: Sequence[SpanRecord], *, source: str, row: int) -> dict[
         extra["context_metadata"] = [d.metadata for d in retrieved]
     trace.update({k: v for k, v in extra.items() if v is not None})
 
+    contexts = [d.content if d.content is not None else "" for d in retrieved]
+    if question is not None:
+        chat = _chat(llms, contexts)
+        if chat is not None:
+            answer_msg: dict[str, Any] = {"role": "assistant", "content": answer or "", "contexts": contexts}
+            answer_msg["trace"] = trace
+            return {
+                "id": trace_id,
+                "messages": [*chat, {"role": "user", "content": question}, answer_msg],
+                "trace_id": trace_id,
+            }
     record: dict[str, Any] = {
         "id": trace_id,
-        "contexts": [d.content if d.content is not None else "" for d in retrieved],
+        "contexts": contexts,
         "metadata": {"trace": trace},
     }
     if question is not None:
@@ -183,6 +202,34 @@ def trace_record(spans: Sequence[SpanRecord], *, source: str, row: int) -> dict[
     if retrieved and all(d.id for d in retrieved):
         record["context_ids"] = [d.id for d in retrieved]
     return record
+
+
+def _chat(llms: Sequence[SpanRecord], contexts: Sequence[str]) -> list[dict[str, str]] | None:
+    """The messages before the answered user message of the last LLM span with messages, when they
+    hold an earlier turn (a user message): its system messages that carry none of the retrieved
+    documents (the prompt's role, not its stuffed context), then the user and assistant messages
+    with text. None when there is no earlier turn."""
+    for span in reversed(llms):
+        msgs = messages(span, "input")
+        if not msgs:
+            continue
+        users = [i for i, m in enumerate(msgs) if str(m.get("role", "")).lower() in ("user", "human")]
+        if len(users) < 2:
+            return None
+        before = msgs[: users[-1]]
+        docs = [c.strip() for c in contexts if c.strip()]
+        out: list[dict[str, str]] = []
+        for m in before:
+            role, content = str(m.get("role", "")).lower(), m.get("content")
+            if not isinstance(content, str) or not content.strip():
+                continue
+            role = {"human": "user", "ai": "assistant"}.get(role, role)
+            if role == "system" and not any(d in content for d in docs):
+                out.append({"role": "system", "content": content})
+            elif role in ("user", "assistant"):
+                out.append({"role": role, "content": content})
+        return out
+    return None
 
 
 def _usage(llms: Sequence[SpanRecord], tree: _Tree) -> dict[str, Any]:
