@@ -4,7 +4,8 @@ SDK's OTLP/HTTP exporter to ragmeter's collector, as a production app would.
 
 The app runs offline: the embeddings are word (and, for Chinese, character) counts hashed into a
 vector, and the "LLM" answers with the context sentence that shares most words with the question
-(reporting its token counts as a real model does). Then:
+(reporting its token counts as a real model does). The LangChain part also answers one chat turn
+with a history, which the trace reader reads as a conversation. Then:
 
     ragmeter evaluate examples/traces.otlp.jsonl
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import re
 import sys
 import zlib
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -122,10 +124,10 @@ def langchain_app(provider: TracerProvider) -> None:
     from langchain_core.documents import Document
     from langchain_core.embeddings import Embeddings
     from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import AIMessage, BaseMessage
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
     from langchain_core.output_parsers import StrOutputParser
     from langchain_core.outputs import ChatGeneration, ChatResult
-    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
     from langchain_core.runnables import RunnablePassthrough
     from langchain_core.vectorstores import InMemoryVectorStore
     from openinference.instrumentation.langchain import LangChainInstrumentor
@@ -180,6 +182,29 @@ def langchain_app(provider: TracerProvider) -> None:
         )
         for q in QUESTIONS[3:]:
             print("langchain:", q, "->", chain.invoke(q))
+        # a chat turn: the history goes into the prompt, so the trace is read as a conversation
+        chat_prompt = ChatPromptTemplate.from_messages(
+            [
+                ("system", "Answer from the context.\n\n{context}"),
+                MessagesPlaceholder("history"),
+                ("human", "{question}"),
+            ]
+        )
+        chat = (
+            {
+                "context": itemgetter("question")
+                | store.as_retriever(search_kwargs={"k": 2})
+                | (lambda docs: "\n".join(d.page_content for d in docs)),
+                "question": itemgetter("question"),
+                "history": itemgetter("history"),
+            }
+            | chat_prompt
+            | ExtractiveChat()
+            | StrOutputParser()
+        )
+        history = [HumanMessage("Tell me about Mount Fuji."), AIMessage("It is a volcano in Japan.")]
+        question = "How high is the mountain?"
+        print("langchain chat:", question, "->", chat.invoke({"question": question, "history": history}))
     finally:
         instrumentor.uninstrument()
 
