@@ -95,7 +95,12 @@ async def test_pairwise_both_orders_and_position_bias(llm_judge) -> None:
     assert not missing.valid and missing.error is not None and missing.error.kind == "EmptyInput"
 
 
-async def test_rubric_defines_a_registered_g_eval_metric(llm_judge) -> None:
+async def test_rubric_defines_a_registered_g_eval_metric(llm_judge, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragmeter.metrics import base
+
+    # registered in a copy of the registry, so the test metric does not outlive the test (a later
+    # test lists the built-in metrics)
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
     m = rubric(
         "conciseness_test",
         criteria="Is the answer concise?",
