@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ragmeter.retrieval.api import evaluate_retrieval
     from ragmeter.run.agreement import aagreement, agreement
     from ragmeter.run.api import evaluate
+    from ragmeter.run.calibrate import CalibrationReport, acalibrate, calibrate
     from ragmeter.run.config import RunConfig
     from ragmeter.run.result import MetricSummary, Result
     from ragmeter.run.runner import aevaluate
@@ -71,6 +72,9 @@ __getattr__, __dir__ = lazy_exports(
         "aagreement": "ragmeter.run.agreement",
         "agreement": "ragmeter.run.agreement",
         "evaluate": "ragmeter.run.api",
+        "CalibrationReport": "ragmeter.run.calibrate",
+        "acalibrate": "ragmeter.run.calibrate",
+        "calibrate": "ragmeter.run.calibrate",
         "RunConfig": "ragmeter.run.config",
         "MetricSummary": "ragmeter.run.result",
         "Result": "ragmeter.run.result",
@@ -81,6 +85,7 @@ __getattr__, __dir__ = lazy_exports(
 
 
 __all__ = [
+    "CalibrationReport",
     "Comparison",
     "ConfigError",
     "ContentFiltered",
@@ -109,8 +114,10 @@ __all__ = [
     "Verdict",
     "__version__",
     "aagreement",
+    "acalibrate",
     "aevaluate",
     "agreement",
+    "calibrate",
     "compare_runs",
     "evaluate",
     "evaluate_retrieval",

@@ -122,9 +122,9 @@ class RagTestSession:
             return spec
         key = spec if spec is not None else self.judge_spec
         if key not in self._judges:
-            from ragmeter.judges.factory import make_judge
+            from ragmeter.judges.factory import is_local_spec, make_judge
 
-            cache = None if self.out is None or key in (None, "local") else self.out / "llm-cache.sqlite"
+            cache = None if self.out is None or is_local_spec(key) else self.out / "llm-cache.sqlite"
             base_url = self.base_url if key == self.judge_spec else None
             self._judges[key] = make_judge(key, base_url=base_url, cache_path=cache)
         return self._judges[key]

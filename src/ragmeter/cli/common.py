@@ -32,7 +32,8 @@ def judge_options(f: F) -> F:
             "judge",
             default=None,
             metavar="SPEC",
-            help="Judge: 'local' (default, offline), 'openai:MODEL', 'openai-compatible:MODEL' "
+            help="Judge: 'local' (default, offline), 'local:FILE' (with a calibration file that "
+            "`ragmeter calibrate` wrote), 'openai:MODEL', 'openai-compatible:MODEL' "
             "(with --base-url), 'azure:DEPLOYMENT', 'ollama:MODEL', 'vllm:MODEL'.",
         ),
         click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible endpoint (…/v1)."),
@@ -162,8 +163,12 @@ def resolve_concurrency(
 def judge_spec_from_options(opts: dict[str, Any], default_cache_dir: Path | None) -> dict[str, Any]:
     """The JSON-able recipe of a judge: stored in the run record so ``--resume`` can rebuild it."""
     cache_dir = opts.get("cache_dir") or default_cache_dir
+    spec = opts.get("judge")
+    if isinstance(spec, str) and spec.strip().startswith("local:") and spec.strip()[6:].strip():
+        # a calibration file by its absolute path: --resume may run from another directory
+        spec = "local:" + str(Path(spec.strip()[6:].strip()).expanduser().resolve())
     return {
-        "spec": opts.get("judge"),
+        "spec": spec,
         "base_url": opts.get("base_url"),
         "api_key_env": opts.get("api_key_env"),
         "embeddings": opts.get("embeddings"),

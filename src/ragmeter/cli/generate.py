@@ -98,20 +98,21 @@ def generate_cmd(
     Needs an LLM judge (--judge); without one, --offline makes fill-in-the-blank questions.
     """
     from ragmeter.errors import ConfigError
+    from ragmeter.judges.factory import is_local_spec
     from ragmeter.run.sync import run_sync
     from ragmeter.testset.estimate import estimate_generation
     from ragmeter.testset.generate import agenerate_testset
 
     opts = {k: judge_opts.get(k) for k in JUDGE_OPTION_NAMES}
     concurrency = resolve_concurrency(concurrency, opts.get("judge_concurrency"), default=4)
-    if opts.get("judge") in (None, "local") and not offline:
+    if is_local_spec(opts.get("judge")) and not offline:
         raise ConfigError(
             "generating questions needs an LLM judge and none was named. Name one (--judge openai:gpt-4o-mini, "
             "or --judge openai-compatible:MODEL --base-url URL), or run offline with --offline: "
             "fill-in-the-blank questions built from sentences with a date, number or name as the answer "
             "(marked generator='offline-cloze')"
         )
-    if offline and opts.get("judge") not in (None, "local"):
+    if offline and not is_local_spec(opts.get("judge")):
         raise ConfigError("give --offline or --judge, not both")
     recipe = judge_spec_from_options(opts, out.parent)
     # a dry run builds no judge (no API key needed): the prices come from the options

@@ -12,6 +12,7 @@ import click
 
 from ragmeter import __version__
 from ragmeter.cli.agreement import agreement_cmd
+from ragmeter.cli.calibrate import calibrate_cmd
 from ragmeter.cli.collect import collect_cmd
 from ragmeter.cli.compare import compare_cmd
 from ragmeter.cli.evaluate import evaluate_cmd
@@ -37,6 +38,7 @@ cli.add_command(runs_group)
 cli.add_command(metrics_cmd)
 cli.add_command(agreement_cmd)
 cli.add_command(labels_group)
+cli.add_command(calibrate_cmd)
 cli.add_command(generate_cmd)
 cli.add_command(report_cmd)
 cli.add_command(compare_cmd)

@@ -2,7 +2,9 @@
 
 Specs: ``openai:MODEL``, ``openai-compatible:MODEL`` (needs ``base_url``), ``azure:DEPLOYMENT``
 (``base_url`` = the Azure endpoint), ``ollama:MODEL`` (default ``http://127.0.0.1:11434/v1``),
-``vllm:MODEL`` (needs ``base_url``). ``None`` or ``"local"`` is the offline local judge.
+``vllm:MODEL`` (needs ``base_url``). ``None`` or ``"local"`` is the offline local judge;
+``"local:FILE"`` the local judge with a calibration file that ``ragmeter calibrate`` wrote
+(:mod:`ragmeter.local.calibration_file`).
 
 Adding a provider is one module and one entry in :data:`PROVIDERS`; an entry may name its builder
 as ``"package.module:function"`` so the module is imported only when used.
@@ -117,6 +119,27 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return kind, model
 
 
+def is_local_spec(spec: str | None) -> bool:
+    """Whether ``spec`` names the local judge: None, ``"local"`` or ``"local:FILE"``."""
+    return spec is None or spec.strip() == "local" or spec.strip().startswith("local:")
+
+
+def local_calibration(spec: str | None) -> str | None:
+    """The calibration file of a ``"local:FILE"`` spec (None for any other spec); ``"local:"``
+    with no file is a ConfigError."""
+    if spec is None:
+        return None
+    kind, sep, rest = spec.strip().partition(":")
+    if kind != "local" or not sep:
+        return None
+    if not rest.strip():
+        raise ConfigError(
+            "judge spec 'local:' names no calibration file: use 'local' or 'local:FILE' "
+            "(a file that `ragmeter calibrate` wrote)"
+        )
+    return rest.strip()
+
+
 def make_provider(spec: str, *, base_url: str | None = None, api_key_env: str | None = None) -> Any:
     kind, model = parse_spec(spec)
     return PROVIDERS[kind].builder()(model, base_url=base_url, api_key_env=api_key_env)
@@ -141,14 +164,15 @@ def make_judge(
     ``"openai-compatible:bge-m3"`` (with ``embeddings_base_url``, else ``base_url``).
     ``cache_path``: an SQLite file for the reply cache (None: no cache).
     """
-    if spec is None or spec.strip() == "local":
+    calibration = local_calibration(spec)
+    if spec is None or spec.strip() == "local" or calibration is not None:
         if base_url is not None:
             raise ConfigError(
                 "--base-url is for a remote judge (e.g. openai-compatible:MODEL), not the local judge"
             )
         from ragmeter.local.judge import LocalJudge
 
-        judge: Judge = LocalJudge()
+        judge: Judge = LocalJudge(calibration=calibration)
         return judge
     kind, model = parse_spec(spec)
     entry = PROVIDERS[kind]
@@ -226,6 +250,8 @@ def make_judge_from_recipe(recipe: Mapping[str, Any]) -> Judge:
     spec = recipe.get("spec")
     if spec in (None, "local"):
         return make_judge(None)
+    if local_calibration(spec) is not None:
+        return make_judge(spec)
     return make_judge(
         spec,
         base_url=recipe.get("base_url"),

@@ -22,6 +22,7 @@ from ragmeter._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ragmeter.local.calibration import Combiner, load_combiner
+    from ragmeter.local.calibration_file import Calibration, load_calibration
     from ragmeter.local.cross_encoder import CrossEncoderSupport
     from ragmeter.local.embedders import (
         Embedder,
@@ -39,6 +40,8 @@ __getattr__, __dir__ = lazy_exports(
     {
         "Combiner": "ragmeter.local.calibration",
         "load_combiner": "ragmeter.local.calibration",
+        "Calibration": "ragmeter.local.calibration_file",
+        "load_calibration": "ragmeter.local.calibration_file",
         "CrossEncoderSupport": "ragmeter.local.cross_encoder",
         "Embedder": "ragmeter.local.embedders",
         "SentenceTransformerEmbedder": "ragmeter.local.embedders",
@@ -55,6 +58,7 @@ __getattr__, __dir__ = lazy_exports(
 
 __all__ = [
     "SUPPORTED_STEPS",
+    "Calibration",
     "Combiner",
     "CrossEncoderSupport",
     "Embedder",
@@ -65,6 +69,7 @@ __all__ = [
     "Verifier",
     "default_embedder",
     "default_verifier",
+    "load_calibration",
     "load_combiner",
     "normalize_rows",
 ]

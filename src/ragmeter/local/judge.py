@@ -31,6 +31,7 @@ text and embedding features alone, through the plain combiner).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -39,6 +40,7 @@ from ragmeter.errors import ConfigError, JudgeError, UnsupportedStepError
 from ragmeter.judges.base import GeneratedQuestions, RelevanceAssessment, Verdict
 from ragmeter.local import conversation as _conversation
 from ragmeter.local.calibration import Combiner, load_combiner
+from ragmeter.local.calibration_file import Calibration, check_features, load_calibration
 from ragmeter.local.claims import extract_claims as _extract_claims
 from ragmeter.local.embedders import Embedder, default_embedder
 from ragmeter.local.features import analyze
@@ -54,6 +56,7 @@ from ragmeter.local.support import (
     ENTAIL,
     VERIFY_BAND,
     ContextIndex,
+    SupportFeatures,
     claim_support,
     explain,
     index_contexts,
@@ -90,6 +93,14 @@ class LocalJudge:
     :class:`~ragmeter.local.cross_encoder.CrossEncoderSupport`, a user's NLI model folder), or None.
     ``support``: a :class:`Combiner` replacing the packaged one; it reads the verifier when it lists
     the ``entail`` feature, else it scores every claim without the verifier.
+    ``calibration``: a calibration file (or a loaded
+    :class:`~ragmeter.local.calibration_file.Calibration`) that ``ragmeter calibrate`` fitted on a
+    run's labels: its two combiners replace the packaged ones (not with ``support``). The file is
+    checked, and refused when its features were made otherwise than this judge makes them.
+
+    Which claims the verifier reads (``verify_band``) is decided by the packaged plain combiner
+    whatever combiners score them, so a calibration fitted on features made that way finds them
+    made the same way.
     """
 
     name = "local"
@@ -101,6 +112,7 @@ class LocalJudge:
         verifier: Verifier | Literal["packaged"] | None = "packaged",
         verify_band: tuple[float, float] = VERIFY_BAND,
         support: Combiner | None = None,
+        calibration: str | Path | Calibration | None = None,
     ) -> None:
         if not 0.0 <= verify_band[0] <= verify_band[1] <= 1.0:
             raise ConfigError(
@@ -108,15 +120,29 @@ class LocalJudge:
             )
         self.verify_band = (float(verify_band[0]), float(verify_band[1]))
         self.embedder: Embedder = embedder if embedder is not None else default_embedder()
+        self.calibration: Calibration | None = None
+        if calibration is not None:
+            if support is not None:
+                raise ConfigError("give LocalJudge a calibration or a support combiner, not both")
+            self.calibration = (
+                calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
+            )
+            support = self.calibration.support
         self.support: Combiner = support if support is not None else load_combiner("support")
         self.support_plain: Combiner = (
-            support
+            self.calibration.support_plain
+            if self.calibration is not None
+            else support
             if support is not None and ENTAIL not in support.features
             else load_combiner("support_plain")
         )
+        #: decides which claims the verifier reads (see the class docstring)
+        self.verify_gate: Combiner = load_combiner("support_plain")
         self.verifier: Verifier | None = None
         if ENTAIL in self.support.features:  # a combiner without the feature has no use for it
             self.verifier = default_verifier() if verifier == "packaged" else verifier
+        if self.calibration is not None:
+            check_features(self.calibration, self.embedder, self.verifier)
 
     def supports(self, step: str) -> bool:
         return step in SUPPORTED_STEPS
@@ -125,6 +151,9 @@ class LocalJudge:
         out: dict[str, Any] = {"name": self.name, "embedder": self.embedder.describe()}
         rec = self.support.record
         out["support_combiner"] = {"name": self.support.name, "version": rec.get("version", "hand-set")}
+        if self.calibration is not None:
+            out["support_combiner"]["version"] = "calibrated"
+            out["support_combiner"]["calibration"] = self.calibration.provenance()
         out["verifier"] = self.verifier.describe() if self.verifier is not None else None
         return out
 
@@ -171,15 +200,27 @@ class LocalJudge:
             raise JudgeError("local judge: the contexts contain no text to verify claims against")
         return ctx
 
+    async def _features(self, claims: Sequence[str], ctx: ContextIndex) -> list[SupportFeatures]:
+        # a hedged claim is verified without its hedge ("I think it opened in 1925" reads as "It
+        # opened in 1925"); the metrics take it off before they ask, this serves direct callers
+        bare = [split_hedge(c).text or c for c in claims]
+        emb = await self._embed([*bare, *ctx.sentences])
+        sims = emb[: len(bare)] @ emb[len(bare) :].T
+        return await claim_support(bare, ctx, sims, self.verifier, self.verify_gate, self.verify_band)
+
+    async def claim_features(self, claims: Sequence[str], contexts: Sequence[str]) -> list[dict[str, float]]:
+        """The named features the support combiner reads for each claim against ``contexts``
+        (``entail`` included for the claims the verifier reads): the rows a combiner is fitted on
+        (``scripts/train_local_combiner.py``, :mod:`ragmeter.local.refit`)."""
+        claims = list(claims)
+        if not claims:
+            return []
+        return [dict(f.values) for f in await self._features(claims, self._index(contexts))]
+
     async def _support(
         self, claims: list[str], ctx: ContextIndex
     ) -> list[tuple[float, int, dict[str, float]]]:
-        # a hedged claim is verified without its hedge ("I think it opened in 1925" reads as "It
-        # opened in 1925"); the metrics take it off before they ask, this serves direct callers
-        claims = [split_hedge(c).text or c for c in claims]
-        emb = await self._embed([*claims, *ctx.sentences])
-        sims = emb[: len(claims)] @ emb[len(claims) :].T
-        feats = await claim_support(claims, ctx, sims, self.verifier, self.support_plain, self.verify_band)
+        feats = await self._features(claims, ctx)
         return [(support_probability(f, self.support, self.support_plain), f.best, f.values) for f in feats]
 
     # ------------------------------------------------------------------ relevance

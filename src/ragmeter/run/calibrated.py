@@ -23,7 +23,7 @@ too narrow (measured in docs/trust.md), and ``warning`` says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.log.labels import Label, draw_order, draw_progress
@@ -44,11 +44,14 @@ def calibrated_estimate(
     labels: Sequence[Label],
     keys: Mapping[int, str],
     seed: int,
+    fitted: Collection[str] = (),
 ) -> dict[str, Any] | None:
     """The calibrated estimate of ``metric`` (see the module docstring), or None when the run has
     no random label for it. ``scores``: ``{idx: value}`` for every sample the metric has a score
     for, None where the score is invalid; ``labels``: the run's labels (any metric); ``keys``:
-    every sample's key; ``seed``: the run's draw seed."""
+    every sample's key; ``seed``: the run's draw seed. ``fitted``: digests of the sample keys whose
+    labels the judge was calibrated on (:func:`ragmeter.local.calibration_file.key_digest`); a
+    labelled sample among them makes ``warning`` say that the interval does not hold."""
     from ragmeter.stats.ppi import ppi_mean
 
     mine = [lab for lab in labels if lab.metric == metric]
@@ -98,6 +101,19 @@ def calibrated_estimate(
             f"{'below' if high > len(y) - high else 'at or above'} 0.5: with so few of a kind this "
             "normal-approximation interval is often too narrow; label more samples of the draw"
         )
+    if fitted:
+        from ragmeter.local.calibration_file import key_digest
+
+        digests = set(fitted)
+        n_fitted = sum(1 for i in labelled if key_digest(keys[i]) in digests)
+        if n_fitted:
+            out["warning"] = (
+                f"the judge was calibrated on the labels of {n_fitted} of these {len(labelled)} labelled "
+                "samples (ragmeter calibrate): its scores there were fitted to those labels, so this "
+                "interval is too narrow and its correction too small; estimate with the labels of "
+                "other samples, or with the judge before calibration"
+                + ("; also " + out["warning"] if out["warning"] else "")
+            )
     return out
 
 

@@ -268,10 +268,18 @@ class Result:
                 for idx, _ in self.samples
                 if (row := self._rows.get((idx, name))) is not None
             }
-            est = calibrated_estimate(name, scores, labels, self.keys, seed)
+            est = calibrated_estimate(name, scores, labels, self.keys, seed, self._fitted_keys())
             if est is not None:
                 out[name] = dataclasses.replace(summaries[name], calibrated=est)
         return out
+
+    def _fitted_keys(self) -> list[str]:
+        """Digests of the sample keys whose labels the run's judge was calibrated on (a local
+        judge with a calibration file records them), else []."""
+        found: Any = self.meta.get("judge")
+        for key in ("support_combiner", "calibration", "fitted_keys"):
+            found = found.get(key) if isinstance(found, Mapping) else None
+        return [str(k) for k in found] if isinstance(found, list) else []
 
     def draw_seed(self) -> int:
         """The seed of the run's draw of samples to label (:mod:`ragmeter.log.labels`)."""
