@@ -120,8 +120,9 @@ def render(report: Any, path: Path) -> None:
     console.print(table)
     gain = dict(report.gain)
     if gain.get("auc") is not None:
+        ci_text = "—" if not gain.get("ci95") else f"[{gain['ci95'][0]:+.3f}, {gain['ci95'][1]:+.3f}]"
         console.print(
-            f"ROC AUC gain, calibrated - packaged: {gain['auc']:+.3f} {_ci(gain.get('ci95'))} (paired bootstrap)",
+            f"ROC AUC gain, calibrated - packaged: {gain['auc']:+.3f} {ci_text} (paired bootstrap)",
             markup=False,
             highlight=False,
         )
@@ -134,7 +135,8 @@ def render(report: Any, path: Path) -> None:
             )
         elif ci[0] <= 0:
             console.print(
-                "  no clear gain on these labels: the packaged judge ranks them about as well",
+                "  no clear gain in ROC AUC: the packaged judge ranks these samples about as well (the "
+                "rows at the threshold say whether the verdicts agree better)",
                 markup=False,
                 highlight=False,
             )
