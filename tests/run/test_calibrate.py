@@ -410,3 +410,14 @@ def test_a_calibrated_estimate_on_the_labels_the_judge_was_fitted_on_warns(
     packaged.add_labels(labels, drawn="random")
     est = packaged.summary()["faithfulness"].calibrated
     assert est is not None and "calibrated on" not in (est["warning"] or "")
+
+
+def test_the_help_states_the_defaults_and_minimums() -> None:
+    from ragmeter.local.refit import DEFAULT_L2
+    from ragmeter.run.calibrate import MIN_PER_CLASS
+
+    code, out, _ = _cli(["calibrate", "--help"])
+    text = " ".join(out.split())
+    assert code == 0
+    assert f"[default: {DEFAULT_L2:g}]" in text
+    assert f"at least {MIN_LABELS} labelled samples with claims to check, {MIN_PER_CLASS} of each class" in text
