@@ -690,3 +690,36 @@ def test_conversations_show_their_messages(server: ViewServer, browser: Browser)
     history = d.find_element("css selector", "#sample details.history")
     assert history.text.startswith(f"此前的对话（{len(turn['history'])} 条消息）")
     _clean(browser, server)
+
+
+def test_a_metric_with_no_score_yet_has_nothing_to_label(tmp_path: Path, browser: Browser) -> None:
+    """A run that has its samples but no score of the metric yet (it is still running)."""
+    from ragmeter.dataset.sample import Sample
+
+    with RunStore(tmp_path) as store:
+        store.create_run("fresh", {"metrics": [{"name": "faithfulness", "requires": ["answer", "contexts"]}]})
+        store.add_samples("fresh", [(0, Sample(question="q?", answer="a", contexts=("c",)))])
+    srv = ViewServer(tmp_path, port=0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        data = _page_data(_request(srv.url + "run/fresh/label?metric=faithfulness")[2])
+        assert data["start"]["sample"] is None and data["start"]["progress"]["n_draw"] == 0
+        browser.console_errors()
+        browser.open(srv.url + "run/fresh/label?metric=faithfulness")
+        assert browser.driver.find_element("id", "empty").text.startswith("No sample has a score")
+        assert browser.driver.find_elements("id", "progress-line") == []
+        assert browser.console_errors() == []
+        status, _, body = _request(
+            srv.url + "run/fresh/label",
+            "POST",
+            json.dumps(
+                {"action": "label", "metric": "faithfulness", "idx": 0, "value": 1, "page": "p"}
+            ).encode(),
+            {"Content-Type": "application/json", TOKEN_HEADER: str(srv.token)},
+        )
+        assert status == 400 and "no score for faithfulness" in body
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(10)

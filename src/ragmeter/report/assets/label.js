@@ -219,7 +219,7 @@
     const p = payload.progress;
     if (!s) {
       sampleBox.removeAttribute("data-idx");
-      RM.add(sampleBox, el("p", {id: "done", class: "good"}, T.done));
+      RM.add(sampleBox, p.n_draw ? el("p", {id: "done", class: "good"}, T.done) : el("p", {id: "empty", class: "warn"}, T.empty_draw));
       return;
     }
     sampleBox.setAttribute("data-idx", s.idx);
@@ -249,6 +249,7 @@
   function renderProgress() {
     while (progressBox.firstChild) progressBox.removeChild(progressBox.firstChild);
     const p = payload.progress, need = p.needed;
+    if (!p.n_draw) return; /* nothing to label yet: the sample area says so */
     const width = fmt(need.half_width, 2);
     const line = need.more === 0 && need.reachable ? t("progress_enough", {n: p.n_prefix, width: width})
       : need.reachable ? t("progress", {n: p.n_prefix, more: need.more, width: width})
