@@ -183,3 +183,94 @@ def test_a_problem_names_file_row_and_field_while_streaming(tmp_path: Path) -> N
         assert item.key.startswith("id:q")
     assert [(p.file, p.row, p.field) for p in seen] == [(str(data), 3, "question")]
     assert isinstance(seen[0], DatasetError)
+
+
+# --------------------------------------------------------------------------- a Result read on demand
+
+
+async def _stored_run(tmp_path: Path, n: int) -> tuple[Path, str, Any]:
+    """A recorded run of ``n`` rows (token_f1 and the probe; two bad rows), and its in-memory twin."""
+    rows = [
+        {"id": f"q{i}", "question": f"q{i}?", "answer": f"answer {i % 7} x", "reference": f"answer {i % 5} x"}
+        for i in range(n)
+    ]
+    rows[3]["reference"] = None  # token_f1 skips it
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"question": 1}\n')
+    store = tmp_path / "runs"
+    stored = await ragmeter.aevaluate(data, ["token_f1", Probe()], None, out=store, progress=False)
+    memory = await ragmeter.aevaluate(data, ["token_f1", Probe()], None, progress=False)
+    return store, stored.run_id, memory
+
+
+async def test_a_stored_result_summarises_from_the_store_without_reading_samples(
+    tmp_path: Path, alive: _Alive
+) -> None:
+    store, run_id, memory = await _stored_run(tmp_path, 3 * SAMPLE_PAGE)
+    made = alive.made
+    result = ragmeter.Result.from_store(store, run_id)
+    summary = result.summary()
+    d = result.to_dict()
+    assert alive.made == made  # neither the summary nor the JSON summary read a sample
+    assert {m: s.to_dict() for m, s in summary.items()} == {m: s.to_dict() for m, s in memory.summary().items()}
+    assert d["metrics"] == memory.to_dict()["metrics"] and d["skipped"] == memory.to_dict()["skipped"]
+    assert result.n_samples == memory.n_samples == 3 * SAMPLE_PAGE and result.n_invalid == memory.n_invalid
+    assert result.usage == memory.usage and result.usage_by_metric() == memory.usage_by_metric()
+    assert summary["token_f1"].n_skipped == 1 and summary["token_f1"].n_scored == 3 * SAMPLE_PAGE - 1
+
+
+async def test_a_stored_result_reads_its_samples_a_page_at_a_time(tmp_path: Path, alive: _Alive) -> None:
+    n = 4 * SAMPLE_PAGE
+    store, run_id, memory = await _stored_run(tmp_path, n)
+    result = ragmeter.Result.from_store(store, run_id)
+    held = alive.now  # the in-memory twin's samples
+    peak = 0
+    records = []
+    for rec in result:  # iterating a Result gives its per-sample records
+        peak = max(peak, alive.now - held)
+        records.append(rec)
+    assert records == memory.to_records() == result.to_records()
+    assert 0 < peak <= SAMPLE_PAGE
+    # the sequences over the record behave as the in-memory lists
+    assert len(result.samples) == n and result.samples[0] == memory.samples[0] and result.samples[-1] == memory.samples[-1]
+    assert result.samples[SAMPLE_PAGE - 2 : SAMPLE_PAGE + 2] == memory.samples[SAMPLE_PAGE - 2 : SAMPLE_PAGE + 2]
+    assert list(result.samples) == list(memory.samples)
+    with pytest.raises(IndexError):
+        result.samples[n]
+    def said(problems: Any) -> list[str]:
+        return [str(p) for p in problems]
+
+    assert said(result.problems) == said(memory.problems) and str(result.problems[-1]) == str(memory.problems[-1])
+    assert said(result.problems[:5]) == said(memory.problems) and len(result.problems) == len(memory.problems) == 2
+    assert sorted((r.idx, r.metric) for r in result.rows) == sorted((r.idx, r.metric) for r in memory.rows)
+    assert len(result.rows) == len(memory.rows)
+    assert result.keys == memory.keys
+    assert result.scores("token_f1") == memory.scores("token_f1")
+    got, want = result.details(5, "token_f1"), memory.details(5, "token_f1")
+    assert got is not None and want is not None and result.details(3, "token_f1") is None
+    assert got["score"] == want["score"] and got["usage"] == want["usage"] and got["calls"] == want["calls"]
+    last, twin = result.row(n - 1, "probe"), memory.row(n - 1, "probe")
+    assert last is not None and twin is not None and last.score == twin.score
+    assert result.to_pandas().equals(memory.to_pandas())
+    for fmt in ("csv", "jsonl"):
+        a, b = result.export(tmp_path / f"a.{fmt}"), memory.export(tmp_path / f"b.{fmt}")
+        assert a.read_text() == b.read_text()
+    result.close()
+    assert result.summary()["probe"].n_scored == n  # a closed Result opens its store again when asked
+
+
+def test_the_report_reads_a_run_through_its_view_not_the_result_class() -> None:
+    """report/html.py and html_data.py type against ragmeter.run.view.RunView (which Result
+    implements), so run/result.py imports the report at module level with no cycle."""
+    import ast
+
+    import ragmeter.report.html as html
+    import ragmeter.report.html_data as html_data
+    import ragmeter.run.result as result
+
+    for module in (html, html_data):
+        tree = ast.parse(Path(module.__file__ or "").read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert "ragmeter.run.result" not in imported and "ragmeter.run.view" in imported
+    tree = ast.parse(Path(result.__file__ or "").read_text())
+    assert any(isinstance(n, ast.ImportFrom) and n.module == "ragmeter.report.html" for n in tree.body)

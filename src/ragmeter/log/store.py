@@ -38,19 +38,18 @@ from ragmeter.dataset.sample import Sample
 from ragmeter.errors import DatasetError, RunError
 from ragmeter.judges.types import CallRecord, Usage
 from ragmeter.log.labels import LabelsMixin
+from ragmeter.log.reading import SAMPLE_PAGE as SAMPLE_PAGE  # re-exported
+from ragmeter.log.reading import ReadingMixin
+from ragmeter.log.reading import ScoreRow as ScoreRow  # re-exported (its old home)
 from ragmeter.log.schema import BUSY_TIMEOUT_MS, INSERT_SCORE, prepare, utc_now
 from ragmeter.log.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported (its old home)
 from ragmeter.log.serialize import call_to_dict, dumps, loads
 from ragmeter.metrics.base import Score
 
 DB_NAME = "runs.sqlite"
-#: the usage of a judge-free score (shared: Usage is immutable)
-_NO_USAGE = Usage()
 STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed")
 #: a run is not started (or resumed) with less free space than this on the store's disk
 MIN_FREE_BYTES = 16 * 1024 * 1024
-#: samples read back per query by :meth:`RunStore.iter_samples`
-SAMPLE_PAGE = 512
 
 
 _now = utc_now
@@ -83,48 +82,11 @@ class RunInfo:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class ScoreRow:
-    """One stored (sample, metric) result. ``calls`` are the model calls as dicts (step, model,
-    reply, usage, cached, latency_s, prompt_version, attempts, error); ``usage`` is their sum."""
-
-    idx: int
-    metric: str
-    score: Score
-    usage: Usage
-    calls: list[dict[str, Any]]
-    duration_s: float
-
-
-_SCORE_COLUMNS = (
-    "idx, metric, value, reason, details, error_kind, error_message, error_raw, usage, calls, duration_s"
-)
-
-
-def _score_row(row: Sequence[Any]) -> ScoreRow:
-    idx, metric, value, reason, details, ekind, emsg, eraw, usage, calls, duration = row
-    score = Score.from_dict(
-        {
-            "value": value,
-            "reason": reason,
-            "details": loads(details, {}),
-            "error": None if ekind is None else {"kind": ekind, "message": emsg or "", "raw": eraw},
-        }
-    )
-    return ScoreRow(
-        idx=int(idx),
-        metric=metric,
-        score=score,
-        usage=_NO_USAGE if usage == "{}" else Usage.from_dict(loads(usage, {})),
-        calls=list(loads(calls, [])),
-        duration_s=float(duration),
-    )
-
-
-class RunStore(LabelsMixin):
+class RunStore(ReadingMixin, LabelsMixin):
     """Run records in ``<directory>/runs.sqlite``. Synchronous; use from one thread at a time
     (an internal lock makes accidental use from several threads safe). Each write commits at once.
-    People's labels of a run and its draw of samples to label: :class:`~ragmeter.log.labels.LabelsMixin`.
+    People's labels of a run and its draw of samples to label: :class:`~ragmeter.log.labels.LabelsMixin`;
+    reading a run back a page at a time, and its aggregates: :class:`~ragmeter.log.reading.ReadingMixin`.
 
     Use as a context manager or call :meth:`close`.
     """
@@ -401,53 +363,6 @@ class RunStore(LabelsMixin):
                 ],
             )
 
-    def load_samples(self, run_id: str) -> list[tuple[int, Sample]]:
-        """Every sample of a run, by index (all in memory: :meth:`iter_samples` reads a page at a time)."""
-        return [item for page in self.iter_samples(run_id) for item in page]
-
-    def iter_samples(self, run_id: str, *, page: int = SAMPLE_PAGE) -> Iterator[list[tuple[int, Sample]]]:
-        """A run's samples by index, ``page`` at a time (a list of ``(idx, sample)`` per page), so a
-        large run is read back without holding it. Scores buffered for a group commit stay buffered
-        (samples are never buffered)."""
-        rid = self.get_run(run_id).run_id
-        after = -1
-        while True:
-            with self._lock:
-                rows = self._connection().execute(
-                    "SELECT idx, sample FROM samples WHERE run_id = ? AND idx > ? ORDER BY idx LIMIT ?",
-                    (rid, after, page),
-                ).fetchall()
-            if not rows:
-                return
-            yield [(int(idx), Sample.from_dict(loads(text))) for idx, text in rows]
-            after = int(rows[-1][0])
-
-    def load_sample(self, run_id: str, idx: int) -> Sample | None:
-        """One sample of a run (by its index), or None when the run has no sample ``idx``."""
-        rid = self.get_run(run_id).run_id
-        rows = self._query("SELECT sample FROM samples WHERE run_id = ? AND idx = ?", (rid, int(idx)))
-        return Sample.from_dict(loads(rows[0][0])) if rows else None
-
-    def load_keys(self, run_id: str) -> dict[int, str]:
-        """``{idx: key}`` of a run's samples. Runs recorded before keys were stored (schema 1) get
-        :func:`~ragmeter.dataset.keys.sample_keys` of their samples with every id taken as a row
-        number, i.e. they are keyed by question and reference."""
-        rid = self.get_run(run_id).run_id
-        keyed = self._query("SELECT idx, key FROM samples WHERE run_id = ? ORDER BY idx", (rid,))
-        if all(key is not None for _, key in keyed):  # the samples' text is read only for old runs
-            return {int(idx): str(key) for idx, key in keyed}
-        rows = self._query("SELECT idx, key, sample FROM samples WHERE run_id = ? ORDER BY idx", (rid,))
-        samples = [Sample.from_dict(loads(text)) for _, _, text in rows]
-        derived = sample_keys(samples, generated_ids={str(s.id) for s in samples})
-        return {int(idx): str(key) if key is not None else derived[i] for i, (idx, key, _) in enumerate(rows)}
-
-    def load_problems(self, run_id: str) -> list[DatasetError]:
-        rid = self.get_run(run_id).run_id
-        rows = self._query(
-            "SELECT file, row, field, message FROM problems WHERE run_id = ? ORDER BY seq", (rid,)
-        )
-        return [DatasetError(message, file=file, row=row, field=fld) for file, row, fld, message in rows]
-
     # ------------------------------------------------------------------ scores
 
     def record_score(
@@ -507,48 +422,6 @@ class RunStore(LabelsMixin):
         rid = self.get_run(run_id).run_id
         rows = self._query("SELECT idx, metric FROM scores WHERE run_id = ? AND error_kind IS NULL", (rid,))
         return {(int(i), m) for i, m in rows}
-
-    def load_scores(self, run_id: str) -> list[ScoreRow]:
-        """Every stored score of a run, ordered by sample index then metric name."""
-        rid = self.get_run(run_id).run_id
-        rows = self._query(
-            f"SELECT {_SCORE_COLUMNS} FROM scores WHERE run_id = ? ORDER BY idx, metric", (rid,)
-        )
-        return [_score_row(r) for r in rows]
-
-    def load_score(self, run_id: str, idx: int, metric: str) -> ScoreRow | None:
-        """The stored score of one (sample, metric), or None when it has none."""
-        rid = self.get_run(run_id).run_id
-        rows = self._query(
-            f"SELECT {_SCORE_COLUMNS} FROM scores WHERE run_id = ? AND idx = ? AND metric = ?",
-            (rid, int(idx), metric),
-        )
-        return _score_row(rows[0]) if rows else None
-
-    def score_values(self, run_id: str, metric: str) -> dict[int, float | None]:
-        """``{idx: value}`` of every sample ``metric`` has a score for, None where the score is
-        invalid (one light query: no details, no calls)."""
-        rid = self.get_run(run_id).run_id
-        rows = self._query(
-            "SELECT idx, value, error_kind FROM scores WHERE run_id = ? AND metric = ? ORDER BY idx",
-            (rid, metric),
-        )
-        return {int(i): (None if ekind is not None or v is None else float(v)) for i, v, ekind in rows}
-
-    def metric_summary(self, run_id: str) -> dict[str, dict[str, Any]]:
-        """Per metric of a run, from its stored scores: ``mean`` of the valid values (None when
-        there is none), ``n_scored`` (valid) and ``n_invalid``. Cheap (one query, no bootstrap):
-        for run lists; :class:`~ragmeter.run.result.Result` has the full summary."""
-        rid = self.get_run(run_id).run_id
-        rows = self._query(
-            "SELECT metric, AVG(value), COUNT(value), SUM(error_kind IS NOT NULL) FROM scores "
-            "WHERE run_id = ? GROUP BY metric ORDER BY metric",
-            (rid,),
-        )
-        return {
-            m: {"mean": None if mean is None else float(mean), "n_scored": int(n), "n_invalid": int(bad or 0)}
-            for m, mean, n, bad in rows
-        }
 
     # ------------------------------------------------------------------ helpers
 

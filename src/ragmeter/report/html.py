@@ -10,10 +10,10 @@ from ragmeter.report.html_data import report_data
 from ragmeter.report.page import render_page, write_page
 
 if TYPE_CHECKING:
-    from ragmeter.run.result import Result
+    from ragmeter.run.view import RunView
 
 
-def render_report(result: Result, *, label_links: bool = False) -> str:
+def render_report(result: RunView, *, label_links: bool = False) -> str:
     """The run's report as one HTML document (a string). ``label_links``: each metric links to
     its labelling page (for the report ``ragmeter view`` serves, where that page exists)."""
     data = report_data(result)
@@ -22,11 +22,11 @@ def render_report(result: Result, *, label_links: bool = False) -> str:
     return render_page(f"ragmeter report {result.run_id}", data, scripts=("sample.js", "report.js"))
 
 
-def default_report_path(result: Result) -> Path:
+def default_report_path(result: RunView) -> Path:
     return Path(f"ragmeter-report-{result.run_id}.html")
 
 
-def write_report(result: Result, path: str | Path | None = None) -> Path:
+def write_report(result: RunView, path: str | Path | None = None) -> Path:
     """Write the run's report to ``path`` (default ``ragmeter-report-<run>.html``); return the path."""
     return write_page(
         default_report_path(result) if path is None else path, render_report(result), "the report"

@@ -1,4 +1,5 @@
-"""The data an HTML report embeds, built from a :class:`~ragmeter.run.result.Result` only.
+"""The data an HTML report embeds, built from a run's result only (what :class:`~ragmeter.run.view.RunView`
+offers: a :class:`~ragmeter.run.result.Result`).
 
 Everything here is read from the run record (the run's meta, samples, skipped rows and stored
 scores); nothing is re-run. One thing is derived: where each sentence a score quotes from the
@@ -19,8 +20,8 @@ from ragmeter.traces.summary import trace_summary
 
 if TYPE_CHECKING:
     from ragmeter.dataset.sample import Sample
-    from ragmeter.log.store import ScoreRow
-    from ragmeter.run.result import Result
+    from ragmeter.log.reading import ScoreRow
+    from ragmeter.run.view import RunView
 
 #: bins of a metric's histogram
 HIST_BINS = 10
@@ -188,16 +189,21 @@ def _job(row: ScoreRow | None, contexts: Sequence[str]) -> dict[str, Any] | None
     return job
 
 
-def _metric_specs(result: Result) -> dict[str, Mapping[str, Any]]:
+def _metric_specs(result: RunView) -> dict[str, Mapping[str, Any]]:
     return {str(m.get("name")): m for m in result.meta.get("metrics", []) if isinstance(m, Mapping)}
 
 
 def sample_data(
-    result: Result, idx: int, sample: Sample, metric_names: Sequence[str] | None = None
+    result: RunView,
+    idx: int,
+    sample: Sample,
+    metric_names: Sequence[str] | None = None,
+    rows: Mapping[str, ScoreRow] | None = None,
 ) -> dict[str, Any]:
     """One sample as the pages show it (``assets/sample.js``): its fields and its scores in
     ``metric_names`` order (default: the run's metrics; None where it was not scored), with the
-    quoted sentences placed in its contexts."""
+    quoted sentences placed in its contexts. ``rows``: the sample's scores by metric, when the
+    caller has them (else each is looked up in ``result``)."""
     contexts = list(sample.contexts)
     names = result.metric_names if metric_names is None else metric_names
     return {
@@ -208,11 +214,11 @@ def sample_data(
         "reference": sample.reference,
         "contexts": contexts,
         "metadata": dict(sample.metadata),
-        "scores": [_job(result.row(idx, m), contexts) for m in names],
+        "scores": [_job(result.row(idx, m) if rows is None else rows.get(m), contexts) for m in names],
     }
 
 
-def run_header(result: Result) -> dict[str, Any]:
+def run_header(result: RunView) -> dict[str, Any]:
     """What the pages show of a run besides its samples: id, status, data, judge, versions, usage."""
     meta = result.meta
     judge = meta.get("judge", {}) if isinstance(meta.get("judge"), Mapping) else {}
@@ -235,7 +241,7 @@ def run_header(result: Result) -> dict[str, Any]:
     }
 
 
-def report_data(result: Result) -> dict[str, Any]:
+def report_data(result: RunView) -> dict[str, Any]:
     """The JSON-able content of a run's HTML report (see ``assets/report.js`` for its use)."""
     specs = _metric_specs(result)
     summaries = result.summary()
@@ -263,5 +269,5 @@ def report_data(result: Result) -> dict[str, Any]:
         "metrics": metrics,
         # the judge against the run's own labels (ragmeter agreement RUN), per metric with labels
         "agreement": [r.to_dict() for r in run_agreement(result)],
-        "samples": [sample_data(result, idx, sample) for idx, sample in result.samples],
+        "samples": [sample_data(result, idx, sample, rows=rows) for idx, sample, rows in result.iter_samples()],
     }

@@ -48,6 +48,8 @@ class Intake:
     n_unscorable: int = 0  # samples that no chosen metric can score
     jobs_per_metric: dict[str, int] = field(default_factory=dict)
     dataset_hash: str | None = None
+    #: samples per level ("sample", "conversation": what a metric's skipped count is over)
+    levels: dict[str, int] = field(default_factory=dict)
     #: per metric, the first of its jobs that needs a turn's question made standalone (run/turns.py),
     #: so the run can refuse a judge without that step before any call
     rewrites: dict[str, Job] = field(default_factory=dict)
@@ -69,6 +71,7 @@ class Intake:
             "n_samples": self.n_samples,
             "n_skipped_rows": self.n_skipped_rows,
             "n_problems": self.n_problems,
+            "n_samples_by_level": dict(self.levels),
         }
 
     def metrics_with_jobs(self, metrics: Sequence[Metric]) -> list[Metric]:
@@ -133,7 +136,9 @@ class Reading:
                 intake.jobs_per_metric[m.name] = intake.jobs_per_metric.get(m.name, 0) + 1
                 if m.name not in intake.rewrites and needs_rewrite(item.sample, m):
                     intake.rewrites[m.name] = Job(idx, m, item.sample)
-            if not able and item.sample.level in self.levels:  # a level no metric has is not skipped
+            level = item.sample.level
+            intake.levels[level] = intake.levels.get(level, 0) + 1
+            if not able and level in self.levels:  # a level no metric has is not skipped
                 intake.n_unscorable += 1
             intake.n_samples += 1
             yield idx, item, able

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ragmeter.run.result import Result
+    from ragmeter.run.view import RunView
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def point_kind(label_kinds: Sequence[str]) -> str:
     return "graded" if "graded" in label_kinds else "binary"
 
 
-def run_agreement(result: Result, *, metric: str | None = None) -> list[AgreementReport]:
+def run_agreement(result: RunView, *, metric: str | None = None) -> list[AgreementReport]:
     """Agreement of each metric of ``result`` with the run's own labels (of ``metric`` only, when
     given): one report per metric that has labels, from the stored scores (nothing is re-run),
     with the labelled samples in the order of the run's draw: the order ``ragmeter labels export``

@@ -2,84 +2,126 @@
 
 A Result is built from a run record (the store's rows) and nothing else, so ``runs show`` and
 ``runs export`` give the same figures as the run that wrote them.
+
+A Result read from a run store (:meth:`Result.from_store`, and what ``evaluate`` returns for a run
+with a store) reads the record on demand (:class:`~ragmeter.run.record.StoredRecord`): the summary
+from queries over the stored scores, the samples and scores a page at a time as they are asked for
+(``samples``, ``rows`` and ``problems`` are sequences over the store; :meth:`iter_records`,
+:meth:`to_jsonl` and :meth:`to_csv` stream). So a Result of a large run costs its summary's values
+until the per-sample table is asked for (:meth:`to_records`, :meth:`to_pandas`, the HTML report).
+A Result built from rows in memory (a run without a store) holds them
+(:class:`~ragmeter.run.record.MemoryRecord`).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
-from ragmeter.dataset.keys import sample_keys
 from ragmeter.dataset.sample import Sample
 from ragmeter.errors import ConfigError, DatasetError
 from ragmeter.judges.types import Usage
+from ragmeter.log.reading import ScoreRow
 from ragmeter.metrics.base import Score
+from ragmeter.report.html import write_report
+from ragmeter.run.record import MemoryRecord, RunRecord, StoredRecord
+from ragmeter.run.summary import MetricSummary, summarize
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ragmeter.log.labels import Label
-    from ragmeter.log.store import ScoreRow
     from ragmeter.run.labels import LabelImport
 
 
-@dataclass(frozen=True)
-class MetricSummary:
-    """Aggregate of one metric over a run.
+class _Samples(Sequence[tuple[int, Sample]]):
+    """A run's ``(idx, sample)`` pairs in order, read from its record as they are asked for."""
 
-    ``mean`` and ``ci95`` are over the valid scores only, and are None when there is none;
-    ``n_invalid`` scores failed with a recorded cause; ``n_skipped`` samples lacked a field the
-    metric needs (or were not reached by an interrupted run). Only the samples of the metric's
-    level count: a conversation metric's over the conversations, the others' over the rest.
-    """
+    def __init__(self, record: RunRecord) -> None:
+        self._record = record
 
-    name: str
-    mean: float | None
-    ci95: tuple[float, float] | None
-    n_scored: int
-    n_invalid: int
-    n_skipped: int
-    usage: Usage = field(default_factory=Usage)
-    threshold: float | None = None
-    pass_rate: float | None = None
-    invalid_kinds: Mapping[str, int] = field(default_factory=dict)
-    #: with repeated judging (--samples N): the mean over samples of each sample's standard
-    #: deviation across its N judgements -- how noisy the judge is on these data; else None
-    judge_spread: float | None = None
-    #: when the run has random-drawn labels of this metric: the estimate of the *human* mean
-    #: (:func:`~ragmeter.run.calibrated.calibrated_estimate`: mean, ci95, n_labels, method "ppi++",
-    #: lambda, labels_only_mean, labels_only_ci95...); else None. ``mean`` and ``ci95`` above are
-    #: the judge's: the interval says how far the judge's mean may move with other samples of this
-    #: kind, not how far it is from what people would say
-    calibrated: Mapping[str, Any] | None = None
+    def __len__(self) -> int:
+        return self._record.n_samples()
 
-    def to_dict(self) -> dict[str, Any]:
-        out = self._base_dict()
-        if self.calibrated is not None:
-            out["calibrated"] = dict(self.calibrated)
-        return out
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, Sample]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[int, Sample]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[int, Sample] | list[tuple[int, Sample]]:
+        if isinstance(i, slice):
+            return [self._record.sample_at(k) for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("sample index out of range")
+        return self._record.sample_at(i % n)
 
-    def _base_dict(self) -> dict[str, Any]:
-        return {
-            "mean": self.mean,
-            "ci95": None if self.ci95 is None else [self.ci95[0], self.ci95[1]],
-            "n_scored": self.n_scored,
-            "n_invalid": self.n_invalid,
-            "n_skipped": self.n_skipped,
-            "threshold": self.threshold,
-            "pass_rate": self.pass_rate,
-            "invalid_kinds": dict(self.invalid_kinds),
-            "judge_spread": self.judge_spread,
-            "usage": self.usage.to_dict(),
-        }
+    def __iter__(self) -> Iterator[tuple[int, Sample]]:
+        for page in self._record.iter_pages():
+            for idx, sample, _ in page:
+                yield idx, sample
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} samples>"
+
+
+class _Problems(Sequence[DatasetError]):
+    """A run's input problems in input order, read from its record as they are asked for."""
+
+    def __init__(self, record: RunRecord) -> None:
+        self._record = record
+
+    def __len__(self) -> int:
+        return self._record.n_problems()
+
+    @overload
+    def __getitem__(self, i: int) -> DatasetError: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[DatasetError]: ...
+    def __getitem__(self, i: int | slice) -> DatasetError | list[DatasetError]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            got = self._record.problems(start, stop) if step == 1 else []
+            return got if step == 1 else [self[k] for k in range(start, stop, step)]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("problem index out of range")
+        return self._record.problems(i % n, i % n + 1)[0]
+
+    def __iter__(self) -> Iterator[DatasetError]:
+        return iter(self._record.problems())
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} problems>"
+
+
+class _Rows(Sequence[ScoreRow]):
+    """A run's stored scores, by sample then metric, read from its record as they are asked for."""
+
+    def __init__(self, record: RunRecord) -> None:
+        self._record = record
+
+    def __len__(self) -> int:
+        return self._record.n_rows()
+
+    @overload
+    def __getitem__(self, i: int) -> ScoreRow: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[ScoreRow]: ...
+    def __getitem__(self, i: int | slice) -> ScoreRow | list[ScoreRow]:
+        return list(self)[i]
+
+    def __iter__(self) -> Iterator[ScoreRow]:
+        return self._record.iter_rows()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} scores>"
 
 
 class Result:
-    """Scores of one run. Build with :meth:`from_rows` or :meth:`from_store`."""
+    """Scores of one run. Build with :meth:`from_store`, or from rows in memory (below)."""
 
     def __init__(
         self,
@@ -95,20 +137,27 @@ class Result:
         store_dir: Path | None = None,
         bootstrap_resamples: int = 2000,
     ) -> None:
+        self._setup(
+            run_id, meta, MemoryRecord(samples, problems, keys, rows), metric_names, status, store_dir,
+            bootstrap_resamples,
+        )
+
+    def _setup(
+        self,
+        run_id: str,
+        meta: Mapping[str, Any],
+        record: RunRecord,
+        metric_names: Sequence[str],
+        status: str,
+        store_dir: Path | None,
+        bootstrap_resamples: int,
+    ) -> None:
         self.run_id = run_id
         self.meta = dict(meta)
-        self.samples = list(samples)
-        self.problems = list(problems)
-        if keys is None:
-            keys = dict(
-                zip((i for i, _ in self.samples), sample_keys([s for _, s in self.samples]), strict=True)
-            )
-        #: each sample's stable key by index (:mod:`ragmeter.dataset.keys`): what compare matches by
-        self.keys: dict[int, str] = dict(keys)
         self.metric_names = list(metric_names)
         self.status = status
         self.store_dir = store_dir
-        self._rows: dict[tuple[int, str], ScoreRow] = {(r.idx, r.metric): r for r in rows}
+        self._record = record
         self._bootstrap_resamples = bootstrap_resamples
         self._summaries: dict[str, MetricSummary] | None = None
         self._labels: dict[tuple[int, str], Label] = {}  # a run without a store keeps its labels here
@@ -116,30 +165,62 @@ class Result:
     # -- construction -------------------------------------------------------------------------
     @classmethod
     def from_store(cls, store_dir: str | Path, run_id: str) -> Result:
-        """Read a run record back: the figures equal those of the run that wrote it."""
-        from ragmeter.log.store import RunStore
+        """Read a run record back: the figures equal those of the run that wrote it. The record is
+        read on demand (see the module docstring); :meth:`close` (or ``with``) closes the store
+        the Result reads from, which is also closed when the Result is collected."""
+        from ragmeter.log.store import RunStore, require_store
 
-        with RunStore(store_dir) as store:
+        with RunStore(require_store(store_dir)) as store:
             info = store.get_run(run_id)
-            meta = info.meta
-            return cls(
-                run_id=info.run_id,
-                meta=meta,
-                samples=store.load_samples(info.run_id),
-                problems=store.load_problems(info.run_id),
-                keys=store.load_keys(info.run_id),
-                rows=store.load_scores(info.run_id),
-                metric_names=[m["name"] for m in meta.get("metrics", [])],
-                status=info.status,
-                store_dir=Path(store_dir),
-                bootstrap_resamples=int(meta.get("config", {}).get("bootstrap_resamples", 2000)),
-            )
+        meta = info.meta
+        result = cls.__new__(cls)
+        result._setup(
+            info.run_id,
+            meta,
+            StoredRecord(Path(store_dir), info.run_id, meta),
+            [m["name"] for m in meta.get("metrics", [])],
+            info.status,
+            Path(store_dir),
+            int(meta.get("config", {}).get("bootstrap_resamples", 2000)),
+        )
+        return result
+
+    def close(self) -> None:
+        """Close the run store a Result read from a store reads from (it opens again if asked)."""
+        close = getattr(self._record, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> Result:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- accessors -----------------------------------------------------------------------------
     @property
+    def samples(self) -> Sequence[tuple[int, Sample]]:
+        """``(idx, sample)`` of every sample that loaded, in order (read from the record as asked)."""
+        if isinstance(self._record, MemoryRecord):
+            return self._record.samples
+        return _Samples(self._record)
+
+    @property
+    def problems(self) -> Sequence[DatasetError]:
+        """Every input problem, in input order (read from the record as asked)."""
+        if isinstance(self._record, MemoryRecord):
+            return self._record.problems()
+        return _Problems(self._record)
+
+    @property
+    def keys(self) -> dict[int, str]:
+        """Each sample's stable key by index (:mod:`ragmeter.dataset.keys`): what compare matches by."""
+        return self._record.keys()
+
+    @property
     def n_samples(self) -> int:
         """Samples that loaded (and were scheduled)."""
-        return len(self.samples)
+        return self._record.n_samples()
 
     @property
     def n_skipped(self) -> int:
@@ -147,39 +228,43 @@ class Result:
 
         ``problems`` lists every input problem, including a field missing for one metric only.
         """
-        return int(self.meta.get("n_skipped_rows", len(self.problems)))
+        skipped = self.meta.get("n_skipped_rows")
+        return int(skipped) if skipped is not None else len(self.problems)
 
     def score(self, idx: int, metric: str) -> Score | None:
-        row = self._rows.get((idx, metric))
+        row = self._record.row(idx, metric)
         return None if row is None else row.score
 
     def row(self, idx: int, metric: str) -> ScoreRow | None:
         """Everything stored for one (sample, metric) job, or None when it was not scored."""
-        return self._rows.get((idx, metric))
+        return self._record.row(idx, metric)
 
     def scores(self, metric: str) -> list[Score | None]:
         """Scores of ``metric`` in sample order (None where the sample was skipped)."""
-        return [self.score(idx, metric) for idx, _ in self.samples]
+        return [None if (r := rows.get(metric)) is None else r.score for _, _, rows in self.iter_samples()]
+
+    def iter_samples(self) -> Iterator[tuple[int, Sample, Mapping[str, ScoreRow]]]:
+        """``(idx, sample, {metric: row})`` of every sample in order, a page at a time from the record."""
+        for page in self._record.iter_pages():
+            yield from page
 
     @property
-    def rows(self) -> list[ScoreRow]:
-        return list(self._rows.values())
+    def rows(self) -> Sequence[ScoreRow]:
+        """Every stored score, by sample (read from the record as asked)."""
+        if isinstance(self._record, MemoryRecord):
+            return list(self._record.iter_rows())
+        return _Rows(self._record)
 
     @property
     def n_invalid(self) -> int:
-        return sum(1 for r in self._rows.values() if not r.score.valid)
+        return self._record.n_invalid()
 
     @property
     def usage(self) -> Usage:
-        total = Usage()
-        for r in self._rows.values():
-            total = total + r.usage
-        return total
+        return self._record.usage()
 
     def usage_by_metric(self) -> dict[str, Usage]:
-        out = {m: Usage() for m in self.metric_names}
-        for r in self._rows.values():
-            out[r.metric] = out.get(r.metric, Usage()) + r.usage
+        out = {m: self._record.usage(m) for m in self.metric_names}
         return out
 
     @property
@@ -265,8 +350,8 @@ class Result:
         for name in summaries:
             scores = {
                 idx: (row.score.value if row.score.valid else None)
-                for idx, _ in self.samples
-                if (row := self._rows.get((idx, name))) is not None
+                for idx, _, rows in self.iter_samples()
+                if (row := rows.get(name)) is not None
             }
             est = calibrated_estimate(name, scores, labels, self.keys, seed, self._fitted_keys())
             if est is not None:
@@ -293,55 +378,9 @@ class Result:
             return store.label_draw(self.run_id).seed
 
     def _summarize(self, metric: str) -> MetricSummary:
-        values: list[float] = []
-        spreads: list[float] = []
-        n_invalid = 0
-        kinds: dict[str, int] = {}
-        usage = Usage()
-        level = self.metric_level(metric)
-        n_level = 0
-        for idx, sample in self.samples:
-            if sample.level != level:
-                continue
-            n_level += 1
-            row = self._rows.get((idx, metric))
-            if row is None:
-                continue
-            usage = usage + row.usage
-            if row.score.valid:
-                assert row.score.value is not None
-                values.append(row.score.value)
-                std = row.score.details.get("std")
-                if isinstance(std, (int, float)):
-                    spreads.append(float(std))
-            else:
-                n_invalid += 1
-                kind = row.score.error.kind if row.score.error else "unknown"
-                kinds[kind] = kinds.get(kind, 0) + 1
         spec: dict[str, Any] = next((m for m in self.meta.get("metrics", []) if m.get("name") == metric), {})
-        threshold = spec.get("threshold")
-        mean = ci = pass_rate = None
-        if values:
-            from ragmeter.stats import bootstrap_ci  # NumPy: loaded when a summary is asked for
-
-            mean = sum(values) / len(values)
-            lo, hi = bootstrap_ci(values, n_resamples=self._bootstrap_resamples, seed=0)
-            ci = (float(lo), float(hi))
-            if threshold is not None:
-                pass_rate = sum(1 for v in values if v >= threshold) / len(values)
-        return MetricSummary(
-            name=metric,
-            mean=mean,
-            ci95=ci,
-            n_scored=len(values),
-            n_invalid=n_invalid,
-            n_skipped=n_level - len(values) - n_invalid,
-            usage=usage,
-            threshold=threshold,
-            pass_rate=pass_rate,
-            invalid_kinds=kinds,
-            judge_spread=sum(spreads) / len(spreads) if spreads else None,
-        )
+        stats = self._record.metric_stats(metric, self.metric_level(metric))
+        return summarize(metric, stats, spec, bootstrap_resamples=self._bootstrap_resamples)
 
     def to_dict(self) -> dict[str, Any]:
         """The machine-readable summary (what ``evaluate --json`` prints)."""
@@ -361,13 +400,12 @@ class Result:
         return out
 
     # -- per-sample table ----------------------------------------------------------------------
-    def to_records(self) -> list[dict[str, Any]]:
-        """One dict per sample: its id, inputs, and for each metric value / reason / error. When the
-        run has conversations, each also holds ``conversation_id`` and ``turn`` (None for a plain
-        sample; ``turn`` None for a conversation sample)."""
-        records = []
-        conversations = any(s.conversation_id is not None for _, s in self.samples)
-        for idx, sample in self.samples:
+    def iter_records(self) -> Iterator[dict[str, Any]]:
+        """The records of :meth:`to_records`, one at a time, read from the record a page at a time
+        (a large run's table without holding it)."""
+        conversations = self._record.has_conversations()
+        levels = {m: self.metric_level(m) for m in self.metric_names}
+        for idx, sample, rows in self.iter_samples():
             rec: dict[str, Any] = {
                 "idx": idx,
                 "sample_id": sample.id,
@@ -378,23 +416,32 @@ class Result:
                 rec["conversation_id"] = sample.conversation_id
                 rec["turn"] = sample.turn
             for m in self.metric_names:
-                row = self._rows.get((idx, m))
+                row = rows.get(m)
                 if row is None:
                     rec[m] = None
                     # a conversation metric on a turn (or the reverse) does not apply: not a skip
-                    applies = self.metric_level(m) == sample.level
-                    rec[f"{m}_reason"] = "skipped" if applies else "not applicable"
+                    rec[f"{m}_reason"] = "skipped" if levels[m] == sample.level else "not applicable"
                     rec[f"{m}_error"] = None
                     continue
                 rec[m] = row.score.value
                 rec[f"{m}_reason"] = row.score.reason
                 rec[f"{m}_error"] = None if row.score.error is None else row.score.error.kind
-            records.append(rec)
-        return records
+            yield rec
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Iterating a Result gives its per-sample records (:meth:`iter_records`)."""
+        return self.iter_records()
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per sample: its id, inputs, and for each metric value / reason / error. When the
+        run has conversations, each also holds ``conversation_id`` and ``turn`` (None for a plain
+        sample; ``turn`` None for a conversation sample). All in memory: :meth:`iter_records` gives
+        them one at a time."""
+        return list(self.iter_records())
 
     def details(self, idx: int, metric: str) -> dict[str, Any] | None:
         """Everything recorded for one job: score, details, raw replies, usage, timing."""
-        row = self._rows.get((idx, metric))
+        row = self._record.row(idx, metric)
         if row is None:
             return None
         return {
@@ -407,8 +454,6 @@ class Result:
     def to_html(self, path: str | Path | None = None) -> Path:
         """Write the run's HTML report (one self-contained file; see docs/report.md) and return
         its path (default ``ragmeter-report-<run>.html``)."""
-        from ragmeter.report.html import write_report
-
         return write_report(self, path)
 
     def to_pandas(self) -> pd.DataFrame:
@@ -416,31 +461,35 @@ class Result:
             import pandas as pd
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise ConfigError("to_pandas() needs pandas: pip install 'ragmeter[pandas]'") from e
-        return pd.DataFrame.from_records(self.to_records())
+        return pd.DataFrame.from_records(self.iter_records())
 
     def to_jsonl(self, path: str | Path) -> Path:
-        """Per-sample rows with full score details, one JSON object a line."""
+        """Per-sample rows with full score details, one JSON object a line (written as read)."""
         path = Path(path)
         with path.open("w", encoding="utf-8") as fh:
-            for idx, sample in self.samples:
+            for idx, sample, rows in self.iter_samples():
                 rec: dict[str, Any] = {"idx": idx, "sample": sample.to_dict(), "scores": {}}
                 if sample.conversation_id is not None:
                     rec["conversation_id"] = sample.conversation_id
                     rec["turn"] = sample.turn
                 for m in self.metric_names:
-                    row = self._rows.get((idx, m))
+                    row = rows.get(m)
                     rec["scores"][m] = None if row is None else row.score.to_dict()
                 fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
         return path
 
     def to_csv(self, path: str | Path) -> Path:
+        """The per-sample table (:meth:`iter_records`) as CSV, written as read."""
         path = Path(path)
-        records = self.to_records()
-        fieldnames = list(records[0].keys()) if records else ["idx", "sample_id", "question", "answer"]
+        records = self.iter_records()
+        first = next(records, None)
+        fieldnames = list(first.keys()) if first is not None else ["idx", "sample_id", "question", "answer"]
         with path.open("w", encoding="utf-8", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=fieldnames)
             writer.writeheader()
-            writer.writerows(records)
+            if first is not None:
+                writer.writerow(first)
+                writer.writerows(records)
         return path
 
     def to_parquet(self, path: str | Path) -> Path:
