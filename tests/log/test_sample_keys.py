@@ -64,7 +64,7 @@ def test_schema_1_store_is_migrated_and_its_runs_keep_working(tmp_path: Path) ->
     conn.close()
     with RunStore(tmp_path) as store:
         run = store.list_runs()[0]
-        assert store._query("SELECT MAX(version) FROM schema_version")[0][0] == SCHEMA_VERSION == 4
+        assert store._query("SELECT MAX(version) FROM schema_version")[0][0] == SCHEMA_VERSION == 5
         # an old record holds no key: it is derived from question and reference
         assert store.load_keys(run.run_id) == {0: text_key("q?", "r")}
         store.add_samples(run.run_id, [(1, Sample(question="new?", id="n"))])

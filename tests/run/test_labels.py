@@ -172,7 +172,7 @@ def test_schema_2_store_gains_the_label_tables(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     with RunStore(tmp_path) as store:
-        assert store._query("SELECT MAX(version) FROM schema_version")[0][0] == SCHEMA_VERSION == 4
+        assert store._query("SELECT MAX(version) FROM schema_version")[0][0] == SCHEMA_VERSION == 5
         assert store.list_labels(r.run_id) == []
         store.put_label(r.run_id, 0, "token_f1", 1)
     assert [lab.idx for lab in Result.from_store(tmp_path, r.run_id).labels] == [0]

@@ -24,6 +24,7 @@ from ragmeter.dataset.sample import Sample
 from ragmeter.errors import DatasetError
 from ragmeter.judges.types import Usage
 from ragmeter.log.serialize import loads
+from ragmeter.log.texts import read_samples
 from ragmeter.metrics.base import Score
 
 if TYPE_CHECKING:
@@ -92,8 +93,11 @@ class ReadingMixin:
         with self._lock:
             return self._connection().execute(sql, tuple(params)).fetchall()
 
-    def _samples(self, rows: Sequence[tuple[Any, ...]]) -> list[tuple[int, Sample]]:
-        return [(int(idx), Sample.from_dict(loads(text))) for idx, text in rows]
+    def _samples(self, sql: str, params: Sequence[Any]) -> list[tuple[int, Sample]]:
+        """The ``(idx, sample)`` that ``sql`` selects as ``idx, sample, refs``, with their texts."""
+        with self._lock:
+            conn = self._connection()
+            return read_samples(conn, conn.execute(sql, tuple(params)).fetchall())
 
     # -- samples ---------------------------------------------------------------------------------
     def load_samples(self, run_id: str) -> list[tuple[int, Sample]]:
@@ -105,29 +109,27 @@ class ReadingMixin:
         rid = self.get_run(run_id).run_id
         after = -1
         while True:
-            rows = self._read(
-                "SELECT idx, sample FROM samples WHERE run_id = ? AND idx > ? ORDER BY idx LIMIT ?",
+            got = self._samples(
+                "SELECT idx, sample, refs FROM samples WHERE run_id = ? AND idx > ? ORDER BY idx LIMIT ?",
                 (rid, after, page),
             )
-            if not rows:
+            if not got:
                 return
-            yield self._samples(rows)
-            after = int(rows[-1][0])
+            yield got
+            after = got[-1][0]
 
     def load_sample(self, run_id: str, idx: int) -> Sample | None:
         """One sample of a run (by its index), or None when the run has no sample ``idx``."""
         rid = self.get_run(run_id).run_id
-        rows = self._read("SELECT sample FROM samples WHERE run_id = ? AND idx = ?", (rid, int(idx)))
-        return Sample.from_dict(loads(rows[0][0])) if rows else None
+        got = self._samples("SELECT idx, sample, refs FROM samples WHERE run_id = ? AND idx = ?", (rid, int(idx)))
+        return got[0][1] if got else None
 
     def samples_between(self, run_id: str, lo: int, hi: int) -> list[tuple[int, Sample]]:
         """The samples with an index in ``[lo, hi]``, by index."""
         rid = self.get_run(run_id).run_id
         return self._samples(
-            self._read(
-                "SELECT idx, sample FROM samples WHERE run_id = ? AND idx BETWEEN ? AND ? ORDER BY idx",
-                (rid, lo, hi),
-            )
+            "SELECT idx, sample, refs FROM samples WHERE run_id = ? AND idx BETWEEN ? AND ? ORDER BY idx",
+            (rid, lo, hi),
         )
 
     def sample_indices(self, run_id: str) -> array[int]:

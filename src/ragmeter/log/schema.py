@@ -4,7 +4,8 @@ Tables::
 
     schema_version(version)
     runs(run_id PK, created_at, finished_at, status, meta JSON)
-    samples(run_id, idx, sample JSON, key, conversation_id, turn)   PK (run_id, idx)
+    samples(run_id, idx, sample JSON, key, conversation_id, turn, refs JSON)   PK (run_id, idx)
+    texts(id PK, digest UNIQUE, text)
     problems(run_id, seq, file, row, field, message)       PK (run_id, seq)
     scores(run_id, idx, metric, value, reason, details JSON, error_kind, error_message, error_raw,
            usage JSON, calls JSON, duration_s, created_at) PK (run_id, idx, metric)
@@ -19,6 +20,13 @@ stable key (:mod:`ragmeter.dataset.keys`), what ``compare`` matches two runs by.
 ``turn`` NULL on the conversation sample itself): the same values the sample JSON holds, in columns
 so that a query can select a conversation or a turn.
 
+``texts`` holds each distinct context text once for the whole store (``digest``: the first 16 bytes
+of the SHA-256 of its UTF-8): a sample's ``contexts`` and ``reference_contexts`` are left out of its
+JSON and ``refs`` lists their text ids (``{"contexts": [id, ...]}``), so a passage a retriever
+returns for many questions, or a data set run again, is stored once. ``refs`` NULL: the JSON holds
+the sample whole (runs recorded before version 5). Texts no sample refers to are removed with the
+run that last referred to them.
+
 ``labels`` holds people's labels of a run's samples (value in [0, 1], ``label_kind`` binary or
 graded, ``drawn`` random or picked); ``label_draws`` the seed of a run's draw of samples to label
 (:mod:`ragmeter.log.labels`).
@@ -28,8 +36,9 @@ runs already recorded: :meth:`~ragmeter.log.store.RunStore.load_keys` derives th
 stored samples) and marks the file version 2. Version 2 had no labels; opening a version-2 (or 1)
 file adds the two tables and marks it version 3. Version 3 had no ``samples.conversation_id`` and
 ``samples.turn``; opening it (or an older file) adds them (NULL for the runs recorded before, which
-had no conversations) and marks it version 4. A file of a newer version than this code reads is
-refused.
+had no conversations) and marks it version 4. Version 4 had no ``texts`` and no ``samples.refs``;
+opening it (or an older file) adds them and marks it version 5. A file of a newer version than this
+code reads is refused.
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ from pathlib import Path
 
 from ragmeter.errors import RunError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: how long a writer or reader waits for another process's lock before failing
 BUSY_TIMEOUT_MS = 30_000
 
@@ -63,6 +72,7 @@ CREATE TABLE IF NOT EXISTS samples (
     key    TEXT,
     conversation_id TEXT,
     turn   INTEGER,
+    refs   TEXT,
     PRIMARY KEY (run_id, idx)
 );
 CREATE TABLE IF NOT EXISTS problems (
@@ -109,6 +119,16 @@ CREATE TABLE IF NOT EXISTS label_draws (
     run_id     TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
     seed       INTEGER NOT NULL,
     created_at TEXT NOT NULL
+);
+"""
+
+
+#: the table of version 5 (each distinct context text once); also the migration from version 4
+TEXT_TABLES = """
+CREATE TABLE IF NOT EXISTS texts (
+    id     INTEGER PRIMARY KEY,
+    digest BLOB NOT NULL UNIQUE,
+    text   TEXT NOT NULL
 );
 """
 
@@ -160,7 +180,7 @@ def prepare(conn: sqlite3.Connection, path: Path, tx: Transaction) -> None:
             c.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
             row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
             if row is None or row[0] is None:
-                for stmt in (SCHEMA + LABEL_TABLES).split(";"):
+                for stmt in (SCHEMA + LABEL_TABLES + TEXT_TABLES).split(";"):
                     if stmt.strip():
                         c.execute(stmt)
                 c.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
@@ -175,6 +195,9 @@ def prepare(conn: sqlite3.Connection, path: Path, tx: Transaction) -> None:
         version = 3
     if version == 3:
         migrate_3_to_4(tx)
+        version = 4
+    if version == 4:
+        migrate_4_to_5(tx)
     elif version > SCHEMA_VERSION:
         raise RunError(
             f"{path} was written by a newer ragmeter (run store schema {version}; this version "
@@ -214,6 +237,21 @@ def migrate_3_to_4(tx: Transaction) -> None:
             c.execute("UPDATE schema_version SET version = 4")
 
 
+def migrate_4_to_5(tx: Transaction) -> None:
+    """Version 4 -> 5: the ``texts`` table (empty) and the samples' ``refs`` column (NULL for the
+    runs recorded before, whose sample JSON holds its contexts)."""
+    with tx() as c:
+        row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        if row is not None and row[0] == 4:  # another process may have migrated meanwhile
+            for stmt in TEXT_TABLES.split(";"):
+                if stmt.strip():
+                    c.execute(stmt)
+            have = {str(r[1]) for r in c.execute("PRAGMA table_info(samples)").fetchall()}
+            if "refs" not in have:
+                c.execute("ALTER TABLE samples ADD COLUMN refs TEXT")
+            c.execute("UPDATE schema_version SET version = 5")
+
+
 def read_version(conn: sqlite3.Connection) -> int | None:
     """The file's schema version; None for a file without one (new)."""
     exists = conn.execute(
@@ -231,10 +269,12 @@ __all__ = [
     "LABEL_TABLES",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "TEXT_TABLES",
     "enable_wal",
     "migrate_1_to_2",
     "migrate_2_to_3",
     "migrate_3_to_4",
+    "migrate_4_to_5",
     "prepare",
     "read_version",
     "utc_now",

@@ -44,6 +44,7 @@ from ragmeter.log.reading import ScoreRow as ScoreRow  # re-exported (its old ho
 from ragmeter.log.schema import BUSY_TIMEOUT_MS, INSERT_SCORE, prepare, utc_now
 from ragmeter.log.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported (its old home)
 from ragmeter.log.serialize import call_to_dict, dumps, loads
+from ragmeter.log.texts import delete_orphan_texts, referred_texts, split_texts, store_texts, text_refs
 from ragmeter.metrics.base import Score
 
 DB_NAME = "runs.sqlite"
@@ -313,8 +314,10 @@ class RunStore(ReadingMixin, LabelsMixin):
         rid = self.get_run(run_id).run_id
         self._known_runs.discard(rid)
         with self._tx() as c:
+            referred = referred_texts(c, rid)
             for table in ("labels", "label_draws", "scores", "problems", "samples", "runs"):
                 c.execute(f"DELETE FROM {table} WHERE run_id = ?", (rid,))
+            delete_orphan_texts(c, referred)
 
     # ------------------------------------------------------------------ samples and problems
 
@@ -323,21 +326,23 @@ class RunStore(ReadingMixin, LabelsMixin):
     ) -> None:
         """Record the samples of a run by dataset position (re-adding an index replaces it), each
         with its stable key (default: :func:`~ragmeter.dataset.keys.sample_keys` of ``samples``,
-        taking every sample's id as the data's)."""
+        taking every sample's id as the data's). Each distinct context text is stored once in the
+        store (:mod:`ragmeter.log.texts`), the sample referring to it."""
         if keys is None:
             keys = sample_keys([s for _, s in samples])
         if len(keys) != len(samples):
             raise ValueError(f"{len(keys)} keys for {len(samples)} samples")
-        rows = [
-            (run_id, int(idx), dumps(sample.to_dict()), key, sample.conversation_id, sample.turn)
-            for (idx, sample), key in zip(samples, keys, strict=True)
-        ]
+        split = [split_texts(sample) for _, sample in samples]
         with self._tx() as c:
             self._require(c, run_id)
+            ids = store_texts(c, [t for _, _, found in split for t in found])
             c.executemany(
-                "INSERT OR REPLACE INTO samples (run_id, idx, sample, key, conversation_id, turn) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                rows,
+                "INSERT OR REPLACE INTO samples (run_id, idx, sample, key, conversation_id, turn, refs) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (run_id, int(idx), dumps(record), key, sample.conversation_id, sample.turn, text_refs(refs, ids))
+                    for ((idx, sample), key, (record, refs, _)) in zip(samples, keys, split, strict=True)
+                ],
             )
 
     def add_problems(self, run_id: str, problems: Sequence[DatasetError]) -> None:
