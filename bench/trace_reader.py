@@ -6,7 +6,8 @@ trace), exported as a batching exporter sends them: 16 traces' spans a line, eac
 split over two consecutive lines (its children on one, its root on the next). Then, each in a
 fresh interpreter, measures the peak resident set size (``ru_maxrss``) above the interpreter's
 own after imports and a warm-up read of a small file, while ``read_traces`` yields every item
-(the reader alone: no Dataset kept), and the wall time. Run for two sizes: a streaming
+(the reader alone: no Dataset kept), and, in a second run under ``tracemalloc``, the peak of the
+Python heap during the read; and the wall time (of the first run). Run for two sizes: a streaming
 reader's peak does not grow with the file beyond its index (one dict entry per trace).
 
 Usage: python bench/trace_reader.py [--traces 2000 20000] [--json]
@@ -27,13 +28,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from helpers.otlp import export, rag_trace
 
 CHILD = r"""
-import resource, sys, time
+import resource, sys, time, tracemalloc
 from pathlib import Path
 from ragmeter.traces.reader import read_traces
 path, warm = Path(sys.argv[1]), Path(sys.argv[2])
 for _ in read_traces(warm, str(warm)):  # imports and one-time allocations happen before the baseline
     pass
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+traced = sys.argv[3] == "traced"
+if traced:
+    tracemalloc.start()
 start = time.perf_counter()
 samples = problems = 0
 for _row, item in read_traces(path, str(path)):
@@ -41,8 +45,10 @@ for _row, item in read_traces(path, str(path)):
         samples += 1
     else:
         problems += 1
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(samples, problems, (peak - base) / 1024.0, time.perf_counter() - start)
+seconds = time.perf_counter() - start
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = tracemalloc.get_traced_memory()[1] / 2**20 if traced else (rss - base) / 1024.0
+print(samples, problems, peak, seconds)
 """
 
 PER_LINE = 16
@@ -66,15 +72,21 @@ def write_file(path: Path, n_traces: int) -> int:
     return path.stat().st_size
 
 
-def measure(path: Path, warm: Path) -> dict[str, float]:
+def _run(path: Path, warm: Path, mode: str) -> list[str]:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(path), str(warm)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", CHILD, str(path), str(warm), mode], capture_output=True, text=True, check=True
     )
-    samples, problems, mib, seconds = out.stdout.split()
+    return out.stdout.split()
+
+
+def measure(path: Path, warm: Path) -> dict[str, float]:
+    samples, problems, mib, seconds = _run(path, warm, "rss")
+    traced_mib = _run(path, warm, "traced")[2]
     return {
         "samples": int(samples),
         "problems": int(problems),
         "peak_rss_growth_mib": round(float(mib), 1),
+        "traced_peak_mib": round(float(traced_mib), 1),
         "seconds": round(float(seconds), 2),
         "traces_per_s": round(int(samples) / float(seconds)),
     }
@@ -101,12 +113,12 @@ def main() -> None:
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print("| traces | file MB | samples | peak RSS growth MiB | read s | traces/s |")
-    print("|---|---|---|---|---|---|")
+    print("| traces | file MB | samples | peak RSS growth MiB | Python heap peak MiB | read s | traces/s |")
+    print("|---|---|---|---|---|---|---|")
     for r in results:
         print(
-            f"| {r['traces']} | {r['file_mb']} | {r['samples']} | {r['peak_rss_growth_mib']} | {r['seconds']} "
-            f"| {r['traces_per_s']} |"
+            f"| {r['traces']} | {r['file_mb']} | {r['samples']} | {r['peak_rss_growth_mib']} | "
+            f"{r['traced_peak_mib']} | {r['seconds']} | {r['traces_per_s']} |"
         )
 
 

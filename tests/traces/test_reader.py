@@ -405,3 +405,16 @@ def test_a_trace_whose_llm_span_holds_a_chat_becomes_a_conversation(tmp_path: Pa
         ("assistant", "It is a wrought-iron tower in Paris."),
     ]
     assert turn.metadata["trace"]["latency_ms"] == 10.0 and turn.metadata["trace"]["prompt_tokens"] == 40
+
+
+def test_without_the_traces_extra_the_error_names_the_pip_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from ragmeter.errors import ConfigError
+
+    path = write_lines(tmp_path / "t.otlp.jsonl", [export(*rag_trace(1, "q", ["c"], "a"))])
+    monkeypatch.setitem(sys.modules, "opentelemetry.proto.collector.trace.v1", None)
+    with pytest.raises(ConfigError, match=r"pip install 'ragmeter\[traces\]'"):
+        load_dataset(path)

@@ -208,7 +208,8 @@ def evaluate_cmd(
     retriever: str | None,
     **judge_opts: Any,
 ) -> None:
-    """Score DATA (JSONL, JSON, CSV or Parquet) and record the run.
+    """Score DATA (JSONL, JSON, CSV, Parquet, or OpenTelemetry traces as OTLP JSON lines) and record
+    the run.
 
     With no --judge the offline local judge is used and nothing leaves this machine.
     Exit codes: 0 done (every gate passed), 1 a gate failed (--fail-under, --max-invalid,
