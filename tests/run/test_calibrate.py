@@ -267,6 +267,9 @@ def test_the_file_round_trips_through_judge_local_file(begin_run: Result, tmp_pa
         and prov["metric"] == "faithfulness"
     )
     assert run.meta["judge_recipe"]["spec"] == f"local:{path.resolve()}"
+    code, shown, _ = _cli(["runs", "show", run.run_id, "--out", str(tmp_path / "r")])
+    assert code == 0 and f"calibrated with {path.resolve()}" in " ".join(shown.split())
+    assert f"faithfulness labels of run {begin_run.run_id}" in " ".join(shown.split())
     # the scores are the calibrated combiners' on the metric's own claims
     judge_ = LocalJudge(calibration=path)
     for idx, sample in run.samples:

@@ -45,6 +45,19 @@ def _endpoint_line(judge: dict[str, object]) -> str:
     return "  ".join(parts)
 
 
+def _calibration_line(judge: dict[str, object]) -> str:
+    """``calibrated with FILE (fitted on ...)`` for a local judge scoring with a calibration file
+    (``ragmeter calibrate``), else ''."""
+    combiner = judge.get("support_combiner")
+    cal = combiner.get("calibration") if isinstance(combiner, dict) else None
+    if not isinstance(cal, dict):
+        return ""
+    return (
+        f"[bold]calibrated with[/bold] {escape(str(cal.get('file')))} (fitted on the {cal.get('n_labels')} "
+        f"{escape(str(cal.get('metric')))} labels of run {escape(str(cal.get('run')))})"
+    )
+
+
 def render_result(result: Result, console: Console | None = None, *, max_problems: int = 10) -> None:
     console = console or make_console()
     judge = result.meta.get("judge", {}).get("name", "?")
@@ -54,9 +67,10 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
         f"[bold]samples[/bold] {result.n_samples}  [bold]skipped rows[/bold] {result.n_skipped}"
         + ("" if result.status == "finished" else f"  [bold red]status[/bold red] {result.status}")
     )
-    endpoint = _endpoint_line(result.meta.get("judge", {}))
-    if endpoint:
-        console.print(endpoint)
+    judge_meta = result.meta.get("judge", {})
+    for line in (_endpoint_line(judge_meta), _calibration_line(judge_meta)):
+        if line:
+            console.print(line)
     error = (result.meta.get("summary") or {}).get("error")
     if result.status == "failed" and error:
         console.print(f"[bold red]failed:[/bold red] {escape(str(error))}")

@@ -275,6 +275,10 @@ async def acalibrate(
     kind = point_kind([lab.label_kind for lab in labels])
     spec: dict[str, Any] = next((m for m in result.meta.get("metrics", []) if m.get("name") == metric), {})
     lang = str((spec.get("params") or {}).get("lang") or "auto")
+    if judge is not None and not isinstance(judge, LocalJudge):
+        raise ConfigError(
+            f"calibrate refits the local judge's combiners; judge= must be a LocalJudge, not {type(judge).__name__}"
+        )
     the_judge = judge if judge is not None else LocalJudge()
     samples = dict(result.samples)
 
