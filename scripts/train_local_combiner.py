@@ -1,31 +1,38 @@
-"""Train the local judge's claim-support combiner (logistic regression, NumPy only).
+"""Train the local judge's claim-support combiners (logistic regression, NumPy only).
 
-Data: data/dev only, training split only (the held-out 30% of ids, chosen by
-``bench/local_judge.is_heldout``, is never read for fitting):
+Rows of (named features, label), each made by the judge's own feature pipeline
+(:meth:`ragmeter.local.judge.LocalJudge.claim_features`: embedder, text features and, for English
+claims, the packaged verifier on every claim), from:
 
-- begin_dev.jsonl (dialogue responses with a knowledge snippet, label 1 = fully attributable):
-  every claim of a label-1 response is a positive; of a label-0 response only its weakest claim
-  (lowest probability under the hand-set prior) is a negative (the label says at least one claim
-  is unsupported, not which).
-- halueval_dev.jsonl (right answer vs hallucinated answer over the same knowledge): claims of the
-  right answer are positives, the weakest claim of the hallucinated one a negative.
-- Perturbations of the positive claims (seeded): a negation inserted or removed, a number changed,
-  a capitalised name swapped for one from another record. These are negatives; they teach the
-  number / name / negation features what the dev files rarely show.
+- data/dev, training split only (the held-out 30% of ids, chosen by ``bench/local_judge.is_heldout``,
+  is never read for fitting):
+  - begin_dev.jsonl (dialogue responses with a knowledge snippet, label 1 = fully attributable):
+    every claim of a label-1 response is a positive; of a label-0 response only its weakest claim
+    (lowest probability under the hand-set prior) is a negative (the label says at least one claim
+    is unsupported, not which);
+  - halueval_dev.jsonl (right answer vs hallucinated answer over the same knowledge): claims of the
+    right answer are positives, the weakest claim of the hallucinated one a negative;
+- perturbations of the positive claims (seeded): a negation inserted or removed, a number changed,
+  a capitalised name swapped for one from another record; negatives that teach the number / name /
+  negation features what the dev files rarely show;
+- templates (``scripts/combiner_templates.py``): plain cases and hedges written for the purpose,
+  English and Chinese: paraphrases the verifier entails with few shared words (positives), copied
+  wording with one fact swapped (negatives), hedged forms of both.
 
-Two combiners are fitted on the same examples, standardised features, L2-regularised logistic
-regression by Newton's method:
+Two combiners are fitted by :func:`ragmeter.local.calibration.fit_combiner` (standardised features,
+L2-regularised logistic regression by Newton's method, classes weighted equally):
 
-- ``weights/support.json``: :data:`ragmeter.local.support.SUPPORT_FEATURES` plus ``entail``, the
-  packaged entailment verifier's probability (what the judge uses for English claims);
-- ``weights/support_plain.json``: the same features without ``entail`` (Chinese claims, claims the
-  verifier does not read, or a judge without the verifier). Written only with ``--refit-plain``:
-  the committed one is the combiner as it was before the verifier (record version 1), kept so that
-  everything the verifier does not read scores exactly as before.
+- ``weights/support.json``: :data:`ragmeter.local.support.SUPPORT_FEATURES` plus ``entail`` (the
+  English claims, which the verifier reads);
+- ``weights/support_plain.json``: the same features without ``entail`` (Chinese claims, and a judge
+  without the verifier), on every row. Written only with ``--refit-plain``.
 
 Each is written with its training record (files, split, seed, date, sizes, held-out metrics).
+``--rows FILE`` also writes the rows (JSON lines: source, features, label), and ``--from-rows FILE``
+fits on such a file instead of computing them again: the rows are all a refit needs.
 
     python scripts/train_local_combiner.py [--data DIR] [--seed 0] [--l2 1.0] [--dry-run] [--refit-plain]
+        [--rows FILE | --from-rows FILE]
 """
 
 from __future__ import annotations
@@ -34,15 +41,12 @@ import argparse
 import asyncio
 import importlib.util
 import json
-import math
 import random
 import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 WEIGHTS = ROOT / "src" / "ragmeter" / "local" / "weights"
@@ -52,11 +56,13 @@ assert _spec and _spec.loader
 bench = importlib.util.module_from_spec(_spec)
 sys.modules["bench_local_judge"] = bench
 _spec.loader.exec_module(bench)
+sys.path.insert(0, str(ROOT / "scripts"))
+from combiner_templates import TEMPLATES_EN, TEMPLATES_ZH  # noqa: E402
 
 from ragmeter.local import LocalJudge  # noqa: E402
-from ragmeter.local.calibration import Combiner, fixed  # noqa: E402
+from ragmeter.local.calibration import Combiner, fit_combiner, fixed  # noqa: E402
 from ragmeter.local.claims import extract_claims  # noqa: E402
-from ragmeter.local.support import ENTAIL, SUPPORT_FEATURES, claim_support, index_contexts  # noqa: E402
+from ragmeter.local.support import ENTAIL, SUPPORT_FEATURES  # noqa: E402
 from ragmeter.local.verifier import default_verifier  # noqa: E402
 from ragmeter.stats.agreement import agreement_summary  # noqa: E402
 
@@ -97,24 +103,14 @@ def perturb(claim: str, names: list[str], rng: random.Random) -> str | None:
     return None
 
 
-async def feature_rows(judge: LocalJudge, claims: list[str], contexts: list[str]) -> list[dict[str, float]]:
-    ctx = index_contexts(contexts)
-    if not ctx.sentences or not claims:
-        return []
-    emb = await judge.embed([*claims, *ctx.sentences])
-    sims = emb[: len(claims)] @ emb[len(claims) :].T
-    return [f.values for f in await claim_support(claims, ctx, sims, default_verifier())]
-
-
 FEATURES = (*SUPPORT_FEATURES, ENTAIL)
+Row = tuple[str, dict[str, float], float]  # (source, features, label)
 
 
-async def build(data: Path, seed: int, augment_share: float) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+async def build(data: Path, seed: int, augment_share: float) -> list[Row]:
     judge = LocalJudge()
     rng = random.Random(seed)
-    xs: list[list[float]] = []
-    ys: list[float] = []
-    counts = {"begin_pos": 0, "begin_neg": 0, "halueval_pos": 0, "halueval_neg": 0, "perturbed_neg": 0}
+    rows: list[Row] = []
     names: list[str] = []
     samples: list[tuple[str, list[str], str, float]] = []  # (source, contexts, answer, label)
     for r in bench.load(data / "begin_dev.jsonl"):
@@ -130,49 +126,33 @@ async def build(data: Path, seed: int, augment_share: float) -> tuple[np.ndarray
     names = sorted(set(names))
     for source, contexts, answer, label in samples:
         claims = extract_claims(answer)
-        rows = await feature_rows(judge, claims, contexts)
-        if not rows:
+        if not claims:
             continue
+        feats = await judge.claim_features(claims, contexts)
         if label == 1.0:
-            for c, row in zip(claims, rows, strict=True):
-                xs.append([row.get(f, math.nan) for f in FEATURES])
-                ys.append(1.0)
-                counts[f"{source}_pos"] += 1
+            for c, row in zip(claims, feats, strict=True):
+                rows.append((f"{source}_pos", row, 1.0))
                 if rng.random() < augment_share:
                     bad = perturb(c, names, rng)
                     if bad and bad != c:
-                        prow = (await feature_rows(judge, [bad], contexts))[0]
-                        xs.append([prow.get(f, math.nan) for f in FEATURES])
-                        ys.append(0.0)
-                        counts["perturbed_neg"] += 1
+                        rows.append(("perturbed_neg", (await judge.claim_features([bad], contexts))[0], 0.0))
         else:
-            weakest = min(rows, key=PRIOR.probability)
-            xs.append([weakest.get(f, math.nan) for f in FEATURES])
-            ys.append(0.0)
-            counts[f"{source}_neg"] += 1
-    return np.array(xs), np.array(ys), counts
+            rows.append((f"{source}_neg", min(feats, key=PRIOR.probability), 0.0))
+    for lang, templates in (("en", TEMPLATES_EN), ("zh", TEMPLATES_ZH)):
+        for tpl in templates:
+            context = str(tpl["context"])
+            for key, label in (("supported", 1.0), ("contradicted", 0.0)):
+                claims = [str(c) for c in tpl[key]]  # type: ignore[attr-defined]
+                for row in await judge.claim_features(claims, [context]):
+                    rows.append((f"template_{lang}_{key}", row, label))
+    return rows
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale < 1e-6] = 1.0
-    z = (x - mean) / scale
-    a = np.hstack([z, np.ones((len(z), 1))])
-    w = np.zeros(a.shape[1])
-    # class weights: both classes count equally
-    cw = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
-    reg = np.full(a.shape[1], l2)
-    reg[-1] = 0.0
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-(a @ w)))
-        g = a.T @ (cw * (p - y)) + reg * w
-        h = (a * (cw * p * (1 - p))[:, None]).T @ a + np.diag(reg)
-        step = np.linalg.solve(h, g)
-        w -= step
-        if np.max(np.abs(step)) < 1e-8:
-            break
-    return w[:-1], float(w[-1]), mean, scale
+def counts(rows: list[Row]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for source, _, _ in rows:
+        out[source] = out.get(source, 0) + 1
+    return out
 
 
 async def heldout_metrics(data: Path, combiner: Combiner) -> dict[str, Any]:
@@ -214,39 +194,41 @@ async def heldout_metrics(data: Path, combiner: Combiner) -> dict[str, Any]:
 
 async def main_async(args: argparse.Namespace) -> None:
     data = Path(args.data)
-    x, y, counts = await build(data, args.seed, args.augment)
-    read = ~np.isnan(x).any(axis=1)  # claims the verifier read (it skips Chinese text)
+    if args.from_rows:
+        rows = [
+            (str(d["source"]), {k: float(v) for k, v in d["features"].items()}, float(d["label"]))
+            for d in map(json.loads, Path(args.from_rows).read_text("utf-8").splitlines())  # noqa: ASYNC240
+        ]
+    else:
+        rows = await build(data, args.seed, args.augment)
+        if args.rows:
+            with open(args.rows, "w", encoding="utf-8") as fh:  # noqa: ASYNC230 - a script
+                for source, row, label in rows:
+                    fh.write(json.dumps({"source": source, "features": row, "label": label}) + "\n")
     verifier = default_verifier()
     fits = [("support", FEATURES)] + ([("support_plain", SUPPORT_FEATURES)] if args.refit_plain else [])
     for name, feats in fits:
-        cols = [FEATURES.index(f) for f in feats]
-        rows = read if ENTAIL in feats else np.ones(len(y), dtype=bool)
-        w, b, mean, scale = fit(x[rows][:, cols], y[rows], args.l2)
+        use = [r for r in rows if all(f in r[1] for f in feats)]  # support: the claims the verifier read
         record = {
             "kind": "trained",
-            "version": "2",
+            "version": "3",
             "script": "scripts/train_local_combiner.py",
-            "data": ["data/dev/begin_dev.jsonl", "data/dev/halueval_dev.jsonl"],
+            "data": ["data/dev/begin_dev.jsonl", "data/dev/halueval_dev.jsonl", "scripts/combiner_templates.py"],
             "split": f"training ids only: bench/local_judge.is_heldout (salt {bench.SPLIT_SEED!r}, "
             f"{bench.HELDOUT_SHARE:.0%} held out)",
             "seed": args.seed,
-            "l2": args.l2,
             "augment_share": args.augment,
             "date": time.strftime("%Y-%m-%d"),
-            "examples": {**counts, "total": int(rows.sum()), "positives": int(y[rows].sum())},
+            "examples": counts(use),
             "embedder": "use-multilingual-v3",
-            "verifier": verifier.name if ENTAIL in feats and verifier is not None else None,
+            "verifier": verifier.name if ENTAIL in feats else None,
+            "premises": "best-aligned sentence; unless entailed >= 0.9, its two-sentence windows and the "
+            "second-best sentence",
         }
-        combiner = Combiner(
-            name=name,
-            features=feats,
-            weights=tuple(round(float(v), 6) for v in w),
-            bias=round(b, 6),
-            mean=tuple(round(float(v), 6) for v in mean),
-            scale=tuple(round(float(v), 6) for v in scale),
-            record=record,
+        combiner = fit_combiner(
+            [r[1] for r in use], [r[2] for r in use], feats, name=name, l2=args.l2, record=record
         )
-        record["heldout"] = await heldout_metrics(data, combiner)
+        record = {**combiner.record, "heldout": await heldout_metrics(data, combiner)}
         combiner = Combiner.from_dict({**combiner.to_dict(), "record": record})
         print(json.dumps(combiner.to_dict(), indent=1))
         if not args.dry_run:
@@ -263,6 +245,8 @@ def main() -> None:
     ap.add_argument("--augment", type=float, default=0.5, help="share of positives that get a perturbed twin")
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--refit-plain", action="store_true", help="also rewrite support_plain.json (see above)")
+    ap.add_argument("--rows", help="also write the feature rows to this JSON-lines file")
+    ap.add_argument("--from-rows", help="fit on the rows of this file (written by --rows) instead")
     asyncio.run(main_async(ap.parse_args()))
 
 

@@ -14,7 +14,7 @@ import pytest
 import ragmeter
 from ragmeter.errors import ConfigError
 from ragmeter.local import LocalJudge, OnnxVerifier, Verifier, default_verifier
-from ragmeter.local.support import ENTAIL, TOP_PREMISES, VERIFY_BAND
+from ragmeter.local.support import ENTAIL, VERIFY_BAND
 
 # Probabilities of the trained checkpoint in torch (fp32), printed by scripts/export_verifier.py.
 # The packaged model is int8 (per-channel weights, activations quantised per tensor at run time):
@@ -110,14 +110,23 @@ def test_bad_input_and_bad_folder(tmp_path: Path, verifier: OnnxVerifier) -> Non
 
 
 class _Recording:
+    """A verifier that answers ``prob`` (by default 0.9 for every pair) and records the pairs
+    of each call."""
+
     name = "recording"
 
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []
+    def __init__(self, prob: Any = 0.9) -> None:
+        self.prob = prob
+        self.calls: list[list[tuple[str, str]]] = []
+
+    @property
+    def seen(self) -> list[tuple[str, str]]:
+        return [pair for call in self.calls for pair in call]
 
     def entailment_sync(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
-        self.seen.extend(zip(premises, hypotheses, strict=True))
-        return [0.9] * len(premises)
+        pairs = list(zip(premises, hypotheses, strict=True))
+        self.calls.append(pairs)
+        return [self.prob(p, h) if callable(self.prob) else self.prob for p, h in pairs]
 
     async def entailment(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
         return self.entailment_sync(premises, hypotheses)
@@ -126,34 +135,50 @@ class _Recording:
         return {"name": self.name}
 
 
-async def test_the_judge_reads_english_claims_through_their_best_sentences() -> None:
-    rec = _Recording()
+CTX = [
+    "The tower is in Paris. It was completed in 1889. It is 330 metres tall. Bananas are yellow.",
+    "埃菲尔铁塔位于巴黎。",
+]
+
+
+async def test_every_english_claim_is_read_through_its_best_sentence_first() -> None:
+    rec = _Recording(0.95)  # confident: the first premise settles the claim
     assert isinstance(rec, Verifier)
-    judge = LocalJudge(verifier=rec, verify_band=(0.0, 1.0))
+    judge = LocalJudge(verifier=rec)
+    assert judge.verify_band == VERIFY_BAND == (0.0, 1.0)  # every English claim, by default
     assert ENTAIL in judge.support.features and ENTAIL not in judge.support_plain.features
-    ctx = [
-        "The tower is in Paris. It was completed in 1889. It is 330 metres tall. Bananas are yellow.",
-        "埃菲尔铁塔位于巴黎。",
-    ]
-    en, zh = await judge.verify_claims(["The tower was completed in 1889.", "铁塔位于巴黎。"], ctx)
-    hyps = {h for _, h in rec.seen}
-    assert hyps == {"The tower was completed in 1889."}  # the Chinese claim is not read
-    assert len(rec.seen) == TOP_PREMISES
-    # the sentence that states it, with the one before it: "It" refers back
-    assert rec.seen[0][0] == "The tower is in Paris. It was completed in 1889."
-    assert "entailment 0.90" in en.reason and "entailment" not in zh.reason
+    en, zh = await judge.verify_claims(["The tower was completed in 1889.", "铁塔位于巴黎。"], CTX)
+    assert {h for _, h in rec.seen} == {"The tower was completed in 1889."}  # the Chinese claim is not read
+    # one call, one premise: the sentence that states it, with the one before it ("It" refers back)
+    assert rec.calls == [[("The tower is in Paris. It was completed in 1889.", "The tower was completed in 1889.")]]
+    assert "entailment 0.95" in en.reason and "entailment" not in zh.reason
     assert judge.describe()["verifier"] == {"name": "recording"}
 
 
-async def test_claims_the_features_decide_are_not_read() -> None:
-    rec = _Recording()
+async def test_an_unsettled_claim_is_read_again_against_windows_and_its_second_sentence() -> None:
+    # SummaC-style: the two-sentence windows around the best sentence, and the second-best one
+    def prob(premise: str, claim: str) -> float:
+        return 0.97 if "330 metres tall. Bananas" in premise else 0.2
+
+    rec = _Recording(prob)
     judge = LocalJudge(verifier=rec)
-    assert judge.verify_band == VERIFY_BAND
+    (v,) = await judge.verify_claims(["The tower is 330 metres tall."], CTX)
+    assert len(rec.calls) == 2 and len(rec.calls[0]) == 1  # the first premise, then the others in one call
+    # first: the best sentence with the one before it ("It" refers back), which is also the
+    # window before it; then the window after it and the second-best sentence, each once
+    assert rec.calls[0][0][0] == "It was completed in 1889. It is 330 metres tall."
+    assert [p for p, _ in rec.calls[1]] == ["It is 330 metres tall. Bananas are yellow.", "The tower is in Paris."]
+    assert "entailment 0.97" in v.reason  # the highest over the premises read
+
+
+async def test_a_narrower_band_leaves_the_decided_claims_to_the_features() -> None:
+    rec = _Recording()
+    judge = LocalJudge(verifier=rec, verify_band=(0.3, 0.7))
     ctx = ["The tower is in Paris. It was completed in 1889."]
     claims = ["The tower is in Paris.", "Bananas are grown by Chiquita in Ecuador."]
     # without a verifier every claim gets the plain combiner's probability: both are decisive
     plain = [v.confidence for v in await LocalJudge(verifier=None).verify_claims(claims, ctx)]
-    assert all(p is not None and not VERIFY_BAND[0] <= p <= VERIFY_BAND[1] for p in plain), plain
+    assert all(p is not None and not 0.3 <= p <= 0.7 for p in plain), plain
     verdicts = await judge.verify_claims(claims, ctx)
     assert rec.seen == [] and all("entailment" not in v.reason for v in verdicts)
     with pytest.raises(ConfigError, match="verify_band"):

@@ -91,8 +91,12 @@ class LocalJudge:
     ``verifier``: the entailment verifier of English claims: ``"packaged"`` (default, the shipped
     int8 ONNX cross-encoder), any :class:`~ragmeter.local.verifier.Verifier` (e.g.
     :class:`~ragmeter.local.cross_encoder.CrossEncoderSupport`, a user's NLI model folder), or None.
-    ``support``: a :class:`Combiner` replacing the packaged one; it reads the verifier when it lists
-    the ``entail`` feature, else it scores every claim without the verifier.
+    ``verify_band``: the verifier reads the English claims whose feature-only probability (the
+    packaged plain combiner's) lies in this band (default (0, 1): every English claim; a narrower
+    band is faster).
+    ``support``: a :class:`Combiner` replacing the packaged one (for instance one fitted with
+    :func:`~ragmeter.local.calibration.fit_combiner` on rows of :meth:`claim_features`); it reads
+    the verifier when it lists the ``entail`` feature, else it scores every claim without it.
     ``calibration``: a calibration file (or a loaded
     :class:`~ragmeter.local.calibration_file.Calibration`) that ``ragmeter calibrate`` fitted on a
     run's labels: its two combiners replace the packaged ones (not with ``support``). The file is
@@ -211,7 +215,8 @@ class LocalJudge:
     async def claim_features(self, claims: Sequence[str], contexts: Sequence[str]) -> list[dict[str, float]]:
         """The named features the support combiner reads for each claim against ``contexts``
         (``entail`` included for the claims the verifier reads): the rows a combiner is fitted on
-        (``scripts/train_local_combiner.py``, :mod:`ragmeter.local.refit`)."""
+        (:func:`ragmeter.local.calibration.fit_combiner`, ``scripts/train_local_combiner.py``,
+        :mod:`ragmeter.local.refit`)."""
         claims = list(claims)
         if not claims:
             return []

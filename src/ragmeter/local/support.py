@@ -11,6 +11,8 @@ given a window (itself and its neighbours in the same context). Then:
 - ``num_missing`` share of the claim's numbers (digits, number words, Chinese numerals) that
   appear nowhere in the contexts (dates and quantities must match)
 - ``ent_novel``   share of the claim's capitalised names that appear nowhere in the contexts
+  (Chinese: the share of its ideographs in runs of two or more that the contexts lack,
+  :func:`zh_novel_share`)
 - ``neg_flip``    the claim and its best-aligned sentence differ in negation (only when they share
   most content terms: "X is not Y" against "X is Y")
 - ``antonym``     the claim uses a word whose opposite is in the best-aligned sentence
@@ -22,9 +24,13 @@ given a window (itself and its neighbours in the same context). Then:
 - ``word_cov``    share of the claim's words, stop words included (Chinese: characters), found in
   the contexts
 
-- ``entail``      (English claims, when the verifier is on) the entailment verifier's probability
-  that the claim's best-aligned context sentence (with the sentence before it when it starts by
-  referring back: "It was designed by ...") entails it (:mod:`ragmeter.local.verifier`)
+- ``entail``      (English claims, when the verifier is on) the entailment verifier's highest
+  probability that one of the claim's premises entails it (:mod:`ragmeter.local.verifier`). The
+  premises, SummaC-style: the claim's best-aligned context sentence (with the sentence before it
+  when it starts by referring back: "It was designed by ..."); unless that one entails the claim
+  confidently (>= :data:`CONFIDENT`), also the two-sentence windows around it and the second-best
+  sentence (a claim drawn from two neighbouring sentences, or from a sentence the wording points
+  away from), read in a second batch
 
 A logistic combiner turns them into ``p``; ``supported = p >= 0.5``. Both combiners are trained by
 ``scripts/train_local_combiner.py``: ``weights/support.json`` with ``entail`` (English claims with
@@ -43,6 +49,7 @@ import numpy as np
 
 from ragmeter.local.calibration import Combiner
 from ragmeter.local.features import TextFeatures, analyze, antonym_conflict, coverage
+from ragmeter.local.lexicon import ZH_STOPCHARS
 from ragmeter.local.verifier import Verifier
 from ragmeter.text import split_sentences, tokenize
 
@@ -65,12 +72,21 @@ SUPPORT_FEATURES: tuple[str, ...] = (
 )
 #: the verifier's feature; a combiner that lists it is fed by the verifier
 ENTAIL = "entail"
-#: how many best-aligned context sentences of each claim the verifier reads
-TOP_PREMISES = 1
+#: best-aligned context sentences of each claim whose premises the verifier may read
+TOP_PREMISES = 2
+#: an entailment probability at which the first premise settles the claim (no second round)
+CONFIDENT = 0.9
+#: the plain combiner's probability under which the features settle a claim as unsupported when
+#: its first premise does not entail it either (no second round: the verifier's cost, measured in
+#: docs/performance.md, buys nothing on claims that share little with the contexts)
+SECOND_ROUND_FLOOR = 0.3
+#: premises read at most in the second round (windows first, then the second-best sentence)
+SECOND_PREMISES = 2
 #: the verifier reads a claim only when the features alone leave it inside this band of
-#: probability (the plain combiner's): outside it the features are decisive and the verifier's
-#: cost is saved (docs/local-judge.md, "Verifier")
-VERIFY_BAND = (0.3, 0.7)
+#: probability (the plain combiner's); (0, 1), the default, reads every English claim. A
+#: narrower band saves the verifier's cost on the claims outside it, which the plain combiner
+#: then scores (docs/local-judge.md, "The verifier")
+VERIFY_BAND = (0.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -198,6 +214,8 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
     )
     pool = ctx.all_terms | ctx.all_entities
     ent_novel = sum(1 for e in cf.entities if e not in pool) / len(cf.entities) if cf.entities else 0.0
+    if cf.has_cjk:  # Chinese has no capitals: a name is a run of ideographs the contexts lack
+        ent_novel = max(ent_novel, zh_novel_share(claim, ctx.all_words))
     sent_cov = coverage(cf.terms, bf.terms)
     neg_flip = (
         1.0
@@ -222,6 +240,42 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         "word_cov": coverage(frozenset(tokenize(claim)), ctx.all_words),
     }
     return SupportFeatures(values, best, top)
+
+
+_CJK_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+#: share of a Chinese claim's other characters that must come from the contexts for a new run to
+#: count as a swapped name (:func:`zh_novel_share`)
+ZH_SWAP_COPIED = 0.8
+
+
+def zh_novel_share(claim: str, context_chars: frozenset[str]) -> float:
+    """Share of a Chinese claim's ideographs that stand in runs of two or more that appear nowhere
+    in the contexts (function characters break a run), when the rest of the claim is taken from
+    the contexts: "埃菲尔铁塔位于伦敦" against a context about Paris -> 伦敦, 2 of 9. That is a swapped
+    name, place or title in an otherwise copied statement; a claim that words things its own way
+    (most of its other characters new too) is a paraphrase, not a swap, and gets 0."""
+    total = 0
+    novel = 0
+    other = 0  # characters outside the novel runs
+    copied = 0  # of them, those the contexts have
+    for m in _CJK_RUN_RE.finditer(claim):
+        run: list[str] = []
+        for ch in m.group(0) + "\0":
+            if ch != "\0" and ch not in context_chars and ch not in ZH_STOPCHARS:
+                run.append(ch)
+                continue
+            if len(run) >= 2:
+                novel += len(run)
+            else:
+                other += len(run)  # a single new character: part of the wording
+            run = []
+            if ch != "\0":
+                other += 1
+                copied += ch in context_chars
+        total += len(m.group(0))
+    if not novel or copied < ZH_SWAP_COPIED * other:
+        return 0.0
+    return novel / total
 
 
 def _aligned_clause(cf: TextFeatures, sentence: str, whole: TextFeatures) -> TextFeatures:
@@ -269,6 +323,22 @@ def explain(values: dict[str, float], p: float) -> str:
     return "; ".join(parts) + " (local judge)"
 
 
+def second_premises(ctx: ContextIndex, top: Sequence[int]) -> list[str]:
+    """The premises read when the first does not settle a claim: the two-sentence windows around
+    its best-aligned sentence (within one context) and the second-best sentence's premise."""
+    if not top:
+        return []
+    i = top[0]
+    out: list[str] = []
+    if i > 0 and ctx.context_of[i - 1] == ctx.context_of[i]:
+        out.append(f"{ctx.sentences[i - 1]} {ctx.sentences[i]}")
+    if i + 1 < len(ctx.sentences) and ctx.context_of[i + 1] == ctx.context_of[i]:
+        out.append(f"{ctx.sentences[i]} {ctx.sentences[i + 1]}")
+    out.extend(premise_text(ctx, j) for j in top[1:])
+    first = premise_text(ctx, i)
+    return [p for p in dict.fromkeys(out) if p != first][:SECOND_PREMISES]
+
+
 async def claim_support(
     claims: Sequence[str],
     ctx: ContextIndex,
@@ -280,31 +350,43 @@ async def claim_support(
     """Features of each claim; ``sims``: (len(claims), n_sentences) cosines.
 
     With a ``verifier``, English claims also get :data:`ENTAIL`: the highest entailment probability
-    over the premises of their :data:`TOP_PREMISES` best-aligned sentences (:func:`premise_text`),
-    all in one verifier call. Only claims whose ``plain`` probability lies inside ``band`` are read
-    (with no ``plain``, all). Chinese claims and premises are not read (the verifier's vocabulary is
-    English)."""
+    over their premises (module docstring), in at most two verifier calls for all claims: the
+    first premise of each, then :func:`second_premises` for those it did not settle. Only claims
+    whose ``plain`` probability lies inside ``band`` are read (with no ``plain``, all). Chinese
+    claims and premises are not read (the verifier's vocabulary is English)."""
     feats = [support_features(c, ctx, sims[i]) for i, c in enumerate(claims)]
     if verifier is None:
         return feats
-    premises: list[str] = []
-    owners: list[int] = []
+    read: list[int] = []
     for i, (claim, f) in enumerate(zip(claims, feats, strict=True)):
-        if analyze(claim).has_cjk:
+        if analyze(claim).has_cjk or not f.top:
             continue
-        if plain is not None and not band[0] <= plain.probability(f.values) <= band[1]:
+        if plain is not None and band != (0.0, 1.0) and not band[0] <= plain.probability(f.values) <= band[1]:
             continue
-        for j in f.top:
-            premise = premise_text(ctx, j)
-            if not analyze(premise).has_cjk:
-                premises.append(premise)
-                owners.append(i)
-    if not premises:
-        return feats
-    probs = await verifier.entailment(premises, [claims[i] for i in owners])
-    for i, p in zip(owners, probs, strict=True):
+        read.append(i)
+    def second(i: int) -> list[str]:
         f = feats[i]
-        f.values[ENTAIL] = max(f.values.get(ENTAIL, 0.0), min(max(float(p), 0.0), 1.0))
+        if f.values.get(ENTAIL, 0.0) >= CONFIDENT:
+            return []
+        if plain is not None and plain.probability(f.values) < SECOND_ROUND_FLOOR:
+            return []
+        return second_premises(ctx, f.top)
+
+    rounds = (lambda i: [premise_text(ctx, feats[i].top[0])], second)
+    for premises_of in rounds:
+        premises: list[str] = []
+        owners: list[int] = []
+        for i in read:
+            for premise in premises_of(i):
+                if not analyze(premise).has_cjk:
+                    premises.append(premise)
+                    owners.append(i)
+        if not premises:
+            continue
+        probs = await verifier.entailment(premises, [claims[i] for i in owners])
+        for i, p in zip(owners, probs, strict=True):
+            f = feats[i]
+            f.values[ENTAIL] = max(f.values.get(ENTAIL, 0.0), min(max(float(p), 0.0), 1.0))
     return feats
 
 
