@@ -4,8 +4,8 @@ judge of a conversation, and nothing more (docs/conversations.md).
 - ``rate_turn_relevance``: each reply against its exchange's user message made standalone with the
   earlier dialogue (:mod:`ragmeter.local.standalone`), by the local ``assess_relevance``
   (information needs met, padding, evasion); ``confidence`` is that score, ``ok`` is score >= 0.5.
-  A greeting or thanks from the user (:func:`~ragmeter.statements.is_filler`) has nothing to
-  address: any reply to it counts as relevant.
+  A user message that asks for nothing (a greeting, thanks, a statement such as "I use a
+  wheelchair": not a request, see below) has nothing to address: any reply to it counts as relevant.
 - ``check_completeness``: the user's requests are their messages that ask for something (a
   question mark, a question word, a request such as "can you", "please", "tell me", 请, 帮我, 介绍,
   吗, 什么...); each is met to the degree of the best ``assess_relevance`` of a later reply to the
@@ -120,9 +120,10 @@ async def rate_turn_relevance(judge: LocalJudge, dialogue: Sequence[tuple[str, s
     for k, ex in enumerate(items):
         if not ex.assistant:
             continue
-        if is_filler(ex.user):
+        if not is_request(ex.user):
+            why = "small talk" if is_filler(ex.user) else "a statement that asks for nothing"
             out.append(
-                TurnVerdict(k + 1, True, f"the user's message is small talk: nothing to address {MARK}", 1.0)
+                TurnVerdict(k + 1, True, f"the user's message is {why}: nothing to address {MARK}", 1.0)
             )
             continue
         question = _standalone(items, k)

@@ -69,6 +69,8 @@ _EN_STARTERS = frozenset(
     "thank yes no hi hello i you we they it he she this that these those my your our their "
     "in on at for from by with about of the a an".split()
 )
+#: the capitalised first person, never an entity
+_EN_I = frozenset({"I", "I'm", "I’m", "I've", "I'd", "I'll"})
 _EN_CONNECTORS = frozenset({"of", "the", "de", "du", "von", "van", "and", "&", "'s", "la", "le"})
 _EN_PLACE_WORDS = frozenset(
     "tower bridge river lake mountain mount city country state kingdom republic university college "
@@ -143,7 +145,7 @@ def _en_entities(text: str) -> list[Topic]:
     while i < len(words):
         w = words[i].group(0)
         start_of_sentence = i == 0 or text[: words[i].start()].rstrip().endswith((".", "?", "!", ":"))
-        if not w[0].isupper() or (start_of_sentence and w.lower() in _EN_STARTERS):
+        if not w[0].isupper() or (start_of_sentence and w.lower() in _EN_STARTERS) or w in _EN_I:
             i += 1
             continue
         j = i + 1
