@@ -422,6 +422,28 @@ def _check_order(messages: Sequence[ChatMessage], where: _Where, key: str) -> No
                 )
 
 
+def turn_layout(messages: Sequence[ChatMessage]) -> list[tuple[int, bool]]:
+    """Per message, (the turn it belongs to, whether it is that turn's answer): turn ``n`` is the
+    n-th run of user messages and the messages up to the next one (0 before the first user
+    message); a turn's answer is its last assistant message with text -- the one its turn sample
+    scores. The same reading as :func:`conversation_samples`, for pages that lay a chat out."""
+    out: list[tuple[int, bool]] = []
+    turn = 0
+    previous_user = False
+    for m in messages:
+        if m.role == "user" and not previous_user:
+            turn += 1
+        previous_user = m.role == "user"
+        out.append((turn, False))
+    last: dict[int, int] = {}
+    for i, m in enumerate(messages):
+        if m.role == "assistant" and m.content.strip() and out[i][0] > 0:
+            last[out[i][0]] = i
+    for i in last.values():
+        out[i] = (out[i][0], True)
+    return out
+
+
 def conversation_samples(
     conversation_id: str,
     messages: Sequence[ChatMessage],
@@ -567,4 +589,5 @@ __all__ = [
     "conversation_samples",
     "read_conversation",
     "tool_result_contexts",
+    "turn_layout",
 ]

@@ -206,7 +206,7 @@ def sample_data(
     caller has them (else each is looked up in ``result``)."""
     contexts = list(sample.contexts)
     names = result.metric_names if metric_names is None else metric_names
-    return {
+    out: dict[str, Any] = {
         "idx": idx,
         "id": sample.id,
         "question": sample.question,
@@ -216,6 +216,34 @@ def sample_data(
         "metadata": dict(sample.metadata),
         "scores": [_job(result.row(idx, m) if rows is None else rows.get(m), contexts) for m in names],
     }
+    if sample.conversation_id is not None:
+        out.update(_conversation_fields(sample, out["scores"]))
+    return out
+
+
+def _conversation_fields(sample: Sample, scores: Sequence[Mapping[str, Any] | None]) -> dict[str, Any]:
+    """What the pages need to show a conversation as a chat: its messages, each with its turn and
+    whether it is the turn's scored answer (a conversation sample); a turn's history and the
+    standalone question its metrics scored it with (a turn sample)."""
+    from ragmeter.dataset.conversations import turn_layout
+    from ragmeter.run.turns import DETAILS_KEY
+
+    out: dict[str, Any] = {"conversation_id": sample.conversation_id, "turn": sample.turn, "level": sample.level}
+    if sample.messages is not None:
+        layout = turn_layout(sample.messages)
+        out["messages"] = [
+            {**m.to_dict(), "turn": turn, "answer": answer}
+            for m, (turn, answer) in zip(sample.messages, layout, strict=True)
+        ]
+    if sample.history is not None:
+        out["history"] = [m.to_dict() for m in sample.history]
+    standalone = next(
+        (j["details"].get(DETAILS_KEY) for j in scores if j and isinstance(j.get("details"), Mapping)),
+        None,
+    )
+    if standalone is not None:
+        out["standalone_question"] = standalone
+    return out
 
 
 def run_header(result: RunView) -> dict[str, Any]:
@@ -233,6 +261,7 @@ def run_header(result: RunView) -> dict[str, Any]:
         "versions": meta.get("versions", {}),
         "config": meta.get("config", {}),
         "n_samples": result.n_samples,
+        "n_conversations": sum(1 for _, s in result.samples if s.messages is not None),
         "n_skipped": result.n_skipped,
         "usage": result.usage.to_dict(),
         "cost": result.cost,
@@ -256,6 +285,7 @@ def report_data(result: RunView) -> dict[str, Any]:
                 **s.to_dict(),
                 "higher_is_better": bool(spec.get("higher_is_better", True)),
                 "params": spec.get("params", {}),
+                "level": result.metric_level(name),
                 "histogram": histogram(values),
             }
         )

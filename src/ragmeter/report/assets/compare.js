@@ -187,7 +187,7 @@
     const row = el("div", {class: "row" + (i === selected ? " selected" : ""), "data-key": p.key, role: "button",
       on: {click: function () { select(i, true); }}},
       el("div", {title: p.key}, p.key),
-      el("div", {}, RM.preview(p.b.question || p.a.question, 200)),
+      el("div", {}, RM.preview(V.questionOf(p.b) || V.questionOf(p.a), 200)),
       names.map(function (_, k) { return cell(i, k); }));
     row.style.gridTemplateColumns = cols;
     row.style.lineHeight = ROW_H + "px";
@@ -208,13 +208,14 @@
   /* ---------------------------------------------------------------- side by side */
   const detail = el("section", {id: "detail", class: "panel", hidden: true});
 
+  /* a conversation (its chat; the conversation metrics' blocks) or a sample (a turn with its history) */
   function column(label, runId, s) {
     return el("div", {class: "side", "data-side": label},
       el("h2", {}, label + " \u00b7 " + runId + (s.id ? " \u00b7 " + s.id : "")),
+      s.messages ? V.chat(s.messages) : V.turnContext(s),
       V.textBlock("answer", s.answer),
-      names.map(function (n, k) { return V.metricBlock(s, n, s.scores[k]); }),
-      el("h3", {}, s.contexts.length + " context(s)"),
-      V.contexts(s, names));
+      names.map(function (n, k) { return s.messages && !s.scores[k] ? null : V.metricBlock(s, n, s.scores[k]); }),
+      s.messages ? null : [el("h3", {}, s.contexts.length + " context(s)"), V.contexts(s, names)]);
   }
 
   function select(i, fromClick) {

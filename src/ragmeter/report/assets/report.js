@@ -41,7 +41,8 @@
         ["report written", D.generated_at],
         ["versions", obj(run.versions)],
         ["prompt versions", obj(run.prompt_versions)],
-        ["samples", RM.int(run.n_samples) + " scored rows, " + RM.int(run.n_skipped) + " input rows skipped"],
+        ["samples", RM.int(run.n_samples) + " scored rows" + (run.n_conversations ? " (" + RM.int(run.n_conversations) +
+          " conversations and their turns)" : "") + ", " + RM.int(run.n_skipped) + " input rows skipped"],
         ["usage", RM.int(u.requests) + " requests (" + RM.int(u.cached_requests) + " from cache), " +
           RM.int(u.prompt_tokens) + " prompt + " + RM.int(u.completion_tokens) + " completion tokens"],
         ["cost", run.cost === null || run.cost === undefined ? null : run.cost.toFixed(4)],
@@ -220,7 +221,8 @@
     if (haystack === null) haystack = new Array(samples.length);
     if (haystack[i] === undefined) {
       const s = samples[i];
-      const parts = [s.id, s.question, s.answer, s.reference].concat(s.contexts);
+      const parts = [s.id, s.question, s.answer, s.reference, s.standalone_question].concat(s.contexts)
+        .concat((s.messages || []).map(function (m) { return m.content; }));
       for (const j of s.scores) if (j) parts.push(j.reason);
       haystack[i] = parts.filter(function (p) { return p; }).join("\n").toLowerCase();
     }
@@ -312,7 +314,7 @@
       on: {click: function () { select(i, true); }}},
       el("div", {class: "num"}, String(s.idx)),
       el("div", {title: s.id || ""}, s.id || ""),
-      el("div", {}, RM.preview(s.question, 200)),
+      el("div", {}, RM.preview(RM.sampleView.questionOf(s), 200)),
       T ? [el("div", {class: "num"}, ms((trace(s) || {}).latency_ms)),
         el("div", {class: "num"}, (trace(s) || {}).total_tokens === undefined ? "" : RM.int(trace(s).total_tokens))] : null,
       metrics.map(function (_, k) { return cell(s, k); }));
@@ -347,6 +349,31 @@
   /* ---------------------------------------------------------------- drill-down */
   const detail = el("section", {id: "detail", class: "panel", hidden: true});
 
+  /* the metrics that score samples of s's level: the conversation metrics for a conversation */
+  function levelMetrics(s) {
+    const level = s.messages ? "conversation" : "sample";
+    return metrics.map(function (_, k) { return k; }).filter(function (k) { return (metrics[k].level || "sample") === level; });
+  }
+
+  /* a turn's scores shown in its conversation's chat, after the answer they score */
+  function turnBlock(t) {
+    const i = samples.indexOf(t);
+    return el("div", {class: "turn-block", "data-turn": t.turn},
+      el("div", {class: "turn-head"}, el("strong", {}, "turn " + t.turn), " ",
+        el("button", {type: "button", class: "open-turn", on: {click: function () { select(i, true); }}}, "open turn " + t.id)),
+      t.standalone_question ? el("div", {class: "standalone"}, el("span", {class: "muted"}, "scored as: "),
+        el("span", {class: "standalone-text"}, t.standalone_question)) : null,
+      levelMetrics(t).map(function (k) { return metricBlock(t, metrics[k].name, t.scores[k]); }));
+  }
+
+  function conversationView(s) {
+    const turns = {};
+    samples.forEach(function (t) {
+      if (t.conversation_id === s.conversation_id && t.turn !== null && t.turn !== undefined && !t.messages) turns[t.turn] = t;
+    });
+    return RM.sampleView.chat(s.messages, function (turn) { return turns[turn] ? turnBlock(turns[turn]) : null; });
+  }
+
   function select(i, fromClick) {
     selected = i;
     const s = samples[i];
@@ -356,15 +383,30 @@
     const meta = Object.keys(s.metadata || {}).length ? el("details", {}, el("summary", {class: "muted"}, "metadata"),
       el("pre", {class: "text"}, JSON.stringify(s.metadata, null, 2))) : null;
     const names = metrics.map(function (m) { return m.name; });
-    RM.add(detail,
-      el("h2", {}, "sample " + s.idx + (s.id ? " \u00b7 " + s.id : "")),
-      trace(s) ? el("div", {class: "muted", id: "trace-line"}, traceLine(trace(s))) : null,
-      textBlock("question", s.question), textBlock("answer", s.answer), textBlock("reference", s.reference), meta,
-      el("h3", {}, "scores"),
-      metrics.map(function (m, k) { return metricBlock(s, m.name, s.scores[k]); }),
-      el("h2", {}, s.contexts.length + " context(s)"),
-      RM.sampleView.legend(),
-      RM.sampleView.contexts(s, names));
+    const shown = levelMetrics(s).map(function (k) { return metricBlock(s, metrics[k].name, s.scores[k]); });
+    if (s.messages) {
+      RM.add(detail,
+        el("h2", {}, "conversation " + (s.id || s.idx)),
+        textBlock("reference (the outcome expected)", s.reference), meta,
+        shown.length ? [el("h3", {}, "conversation scores"), shown] : null,
+        el("h2", {}, "the conversation (" + s.messages.length + " messages)"),
+        conversationView(s));
+    } else {
+      const conv = s.conversation_id === undefined || s.conversation_id === null ? -1
+        : samples.findIndex(function (c) { return c.messages && c.conversation_id === s.conversation_id; });
+      RM.add(detail,
+        el("h2", {}, "sample " + s.idx + (s.id ? " \u00b7 " + s.id : "")),
+        trace(s) ? el("div", {class: "muted", id: "trace-line"}, traceLine(trace(s))) : null,
+        conv >= 0 ? el("button", {type: "button", class: "open-conversation", on: {click: function () { select(conv, true); }}},
+          "show the whole conversation") : null,
+        RM.sampleView.turnContext(s),
+        textBlock("question", s.question), textBlock("answer", s.answer), textBlock("reference", s.reference), meta,
+        el("h3", {}, "scores"),
+        shown,
+        el("h2", {}, s.contexts.length + " context(s)"),
+        RM.sampleView.legend(),
+        RM.sampleView.contexts(s, names));
+    }
     try { history.replaceState(null, "", "#sample-" + s.idx); } catch (e) { /* some file:// settings forbid it */ }
     if (fromClick) detail.scrollIntoView({block: "start"});
   }

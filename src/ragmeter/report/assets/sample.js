@@ -1,7 +1,8 @@
 /* ragmeter pages: one sample's drill-down (window.RM.sampleView), shared by the run report and
    the comparison page: text blocks, a metric's score with its reason or invalid cause and raw
    reply, claims with their evidence highlighted in context, generated questions, per-context
-   verdicts and sentence ratings, judge calls, and the sample's contexts with every mark.
+   verdicts and sentence ratings, judge calls, and the sample's contexts with every mark; a
+   conversation as a chat, and a turn's history and standalone question.
    textContent only. A sample is one item of html_data.sample_data(). */
 "use strict";
 (function () {
@@ -97,11 +98,49 @@
       })));
   }
 
-  const SHOWN = {claims: 1, questions: 1, contexts: 1, needs: 1};
+  /* A conversation metric's verdict on each exchange (details.turns) */
+  function turnsTable(turns) {
+    return el("table", {class: "t turns"},
+      el("thead", {}, el("tr", {}, ["exchange", "verdict", "reason"].map(function (h) { return el("th", {}, h); }))),
+      el("tbody", {}, turns.map(function (t) {
+        if (typeof t !== "object" || t === null) return el("tr", {}, el("td", {colspan: 3}, String(t)));
+        const conf = t.confidence === null || t.confidence === undefined || t.confidence === 1 || t.confidence === 0
+          ? "" : " (" + fmt(t.confidence, 2) + ")";
+        return el("tr", {"data-turn": t.turn}, el("td", {class: "num"}, String(t.turn)),
+          el("td", {}, el("span", {class: "badge " + (t.ok ? "good" : "bad")}, (t.ok ? "yes" : "no") + conf)),
+          el("td", {}, t.reason || ""));
+      })));
+  }
 
-  /* The tables of what a metric recorded (claims, questions, contexts, information needs). */
+  function factsTable(facts) {
+    return el("table", {class: "t facts"},
+      el("thead", {}, el("tr", {}, el("th", {class: "num"}, "exchange"), el("th", {}, "fact the user stated"))),
+      el("tbody", {}, facts.map(function (f) {
+        return typeof f === "object" && f !== null ? el("tr", {}, el("td", {class: "num"}, String(f.turn)), el("td", {}, f.fact))
+          : el("tr", {}, el("td", {colspan: 2}, String(f)));
+      })));
+  }
+
+  function requestsTable(reqs) {
+    return el("table", {class: "t requests"},
+      el("thead", {}, el("tr", {}, ["request", "met", "reason"].map(function (h) { return el("th", {}, h); }))),
+      el("tbody", {}, reqs.map(function (r) {
+        if (typeof r !== "object" || r === null) return el("tr", {}, el("td", {colspan: 3}, String(r)));
+        return el("tr", {}, el("td", {}, r.request),
+          el("td", {}, el("span", {class: "badge " + (r.met ? "good" : "bad")}, r.met ? "met" : "not met")),
+          el("td", {}, r.reason || ""));
+      })));
+  }
+
+  const SHOWN = {claims: 1, questions: 1, contexts: 1, needs: 1, turns: 1, facts: 1, requests: 1};
+
+  /* The tables of what a metric recorded (claims, questions, contexts, information needs, and a
+     conversation metric's facts, requests and per-exchange verdicts). */
   function detailTables(s, d) {
     return [
+      Array.isArray(d.facts) && d.facts.length ? factsTable(d.facts) : null,
+      Array.isArray(d.requests) && d.requests.length ? requestsTable(d.requests) : null,
+      Array.isArray(d.turns) && d.turns.length ? turnsTable(d.turns) : null,
       Array.isArray(d.claims) && d.claims.length ? claimsTable(s, d.claims) : null,
       Array.isArray(d.questions) && d.questions.length ? questionsTable(d.questions) : null,
       Array.isArray(d.needs) && d.needs.length ? needsTable(d.needs) : null,
@@ -206,5 +245,57 @@
       el("mark", {class: "ev-unsup"}, "evidence of an unsupported claim"), " ", el("mark", {class: "rel"}, "sentence needed for the question"));
   }
 
-  RM.sampleView = {dl: dl, textBlock: textBlock, metricBlock: metricBlock, contexts: contexts, legend: legend};
+  /* ---------------------------------------------------------------- conversations as a chat */
+
+  function bubble(m) {
+    const role = m.role || "?";
+    const box = el("div", {class: "msg msg-" + role, "data-role": role});
+    RM.add(box, el("div", {class: "who muted"}, role + (m.name ? " \u00b7 " + m.name : "")));
+    if (role === "tool") {
+      return RM.add(box, el("details", {}, el("summary", {class: "muted"}, "tool result" + (m.tool_call_id ? " for " + m.tool_call_id : "")),
+        el("div", {class: "text"}, m.content || "")));
+    }
+    if (m.content) RM.add(box, el("div", {class: "text"}, m.content));
+    (m.tool_calls || []).forEach(function (c) {
+      RM.add(box, el("div", {class: "tool-call mono"}, "calls " + (c.name || "?") + "(" + (c.arguments || "") + ")"));
+    });
+    if (m.contexts && m.contexts.length) {
+      RM.add(box, el("details", {}, el("summary", {class: "muted"}, m.contexts.length + " context(s) given with this answer"),
+        m.contexts.map(function (c) { return el("div", {class: "text context"}, c); })));
+    }
+    if (m.reference) RM.add(box, el("div", {class: "muted"}, "reference: ", m.reference));
+    return box;
+  }
+
+  /* A conversation's messages as a chat (``messages``: html_data's, each with its ``turn`` and
+     ``answer``); ``after(turn)`` may give nodes to show after that turn's answer. */
+  function chat(messages, after) {
+    return el("div", {class: "chat"}, messages.map(function (m) {
+      const b = bubble(m);
+      return m.answer && after ? [b, after(m.turn)] : b;
+    }));
+  }
+
+  /* A turn sample's place in its conversation: the history as a chat, then its question as
+     written and the standalone question its metrics scored it with. */
+  function turnContext(s) {
+    if (s.turn === null || s.turn === undefined) return null;
+    return [
+      el("h3", {}, "conversation " + (s.conversation_id || "") + " \u00b7 turn " + s.turn),
+      s.history && s.history.length ? el("div", {class: "chat history"}, s.history.map(bubble))
+        : el("div", {class: "muted"}, "the first turn: no history"),
+      s.standalone_question ? el("div", {class: "standalone"}, el("span", {class: "muted"}, "scored as: "),
+        el("span", {class: "standalone-text"}, s.standalone_question)) : null,
+    ];
+  }
+
+  /* a conversation's line: its first user message */
+  function questionOf(s) {
+    if (!s.messages) return s.question;
+    const first = s.messages.find(function (m) { return m.role === "user"; });
+    return "[conversation] " + (first ? first.content : "");
+  }
+
+  RM.sampleView = {dl: dl, textBlock: textBlock, metricBlock: metricBlock, contexts: contexts, legend: legend,
+    chat: chat, turnContext: turnContext, questionOf: questionOf};
 })();
