@@ -143,8 +143,8 @@ async def _cast(judge: Any, convs: list[dict[str, Any]], split: str) -> None:
     print(f"  words added from the labelled turn: {_fmt(_ci(source_ok, source_groups), len(source_ok))}")
 
 
-async def followups(judge: Any) -> None:
-    rows = _rows("followups_constructed.jsonl")
+async def followups(judge: Any, limit: int | None = None) -> None:
+    rows = _spread(_rows("followups_constructed.jsonl"), limit)
     print(f"constructed follow-ups, {len(rows)} rows")
     per: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     for r in rows:
@@ -159,14 +159,26 @@ async def followups(judge: Any) -> None:
         )
 
 
+def _spread(rows: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
+    """``limit`` rows spread evenly over ``rows`` per language (all when ``limit`` is None)."""
+    if limit is None:
+        return rows
+    out = []
+    for lang in sorted({r.get("lang", "en") for r in rows}):
+        mine = [r for r in rows if r.get("lang", "en") == lang]
+        step = max(1, len(mine) // limit)
+        out.extend(mine[::step][:limit])
+    return out
+
+
 def _evaluate(records: list[dict[str, Any]], metric: str, judge: Any) -> list[Any]:
     result = ragmeter.evaluate(records, [metric], judge, progress=False)
     by_id = {s.id: i for i, s in result.samples}
     return [result.score(by_id[r["id"]], metric) for r in records]
 
 
-def retention(judge: Any) -> None:
-    rows = _rows("retention_constructed.jsonl")
+def retention(judge: Any, limit: int | None = None) -> None:
+    rows = _spread(_rows("retention_constructed.jsonl"), limit)
     scores = _evaluate(
         [{"id": r["id"], "messages": r["messages"]} for r in rows], "knowledge_retention", judge
     )
@@ -214,6 +226,9 @@ def main() -> None:
     parser.add_argument("--judge", default=None, help="a judge spec (default: the local judge)")
     parser.add_argument("--base-url", default=None)
     parser.add_argument("--only", choices=["cast", "followups", "retention", "relevancy", "completeness"])
+    parser.add_argument(
+        "--limit", type=int, default=None, help="constructed rows per language, spread evenly (a slow judge)"
+    )
     args = parser.parse_args()
     judge = make_judge(args.judge, base_url=args.base_url) if args.judge else make_judge(None)
     print(f"judge: {judge.name}")
@@ -221,9 +236,9 @@ def main() -> None:
     if "cast" in steps:
         asyncio.run(cast(judge))
     if "followups" in steps:
-        asyncio.run(followups(judge))
+        asyncio.run(followups(judge, args.limit))
     if "retention" in steps:
-        retention(judge)
+        retention(judge, args.limit)
     if "relevancy" in steps:
         pairs("relevancy_constructed.jsonl", "conversation_relevancy", judge)
     if "completeness" in steps:

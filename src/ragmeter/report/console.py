@@ -62,9 +62,11 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
     console = console or make_console()
     judge = result.meta.get("judge", {}).get("name", "?")
     source = result.meta.get("source") or "<data>"
+    n_conv = sum(1 for _, s in result.samples if s.messages is not None)
+    conv = f" ({n_conv} conversations and their turns)" if n_conv else ""
     console.print(
         f"[bold]run[/bold] {result.run_id}  [bold]data[/bold] {source}  [bold]judge[/bold] {judge}  "
-        f"[bold]samples[/bold] {result.n_samples}  [bold]skipped rows[/bold] {result.n_skipped}"
+        f"[bold]samples[/bold] {result.n_samples}{conv}  [bold]skipped rows[/bold] {result.n_skipped}"
         + ("" if result.status == "finished" else f"  [bold red]status[/bold red] {result.status}")
     )
     judge_meta = result.meta.get("judge", {})
