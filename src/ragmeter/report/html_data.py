@@ -285,7 +285,7 @@ def report_data(result: RunView) -> dict[str, Any]:
                 **s.to_dict(),
                 "higher_is_better": bool(spec.get("higher_is_better", True)),
                 "params": spec.get("params", {}),
-                "level": result.metric_level(name),
+                "level": str(spec.get("level") or "sample"),
                 "histogram": histogram(values),
             }
         )
