@@ -9,9 +9,10 @@ library, no torch, no download. English only: its WordPiece vocabulary has no Ch
 Any object with the :class:`Verifier` methods can take its place, such as
 :class:`~ragmeter.local.cross_encoder.CrossEncoderSupport` (a user's Hugging Face NLI folder).
 
-Calls are batched across samples (:class:`~ragmeter.local.batching.CallBatcher`): while one batch
-runs in the worker thread, the pairs of the calls that arrive meanwhile (other samples in flight)
-wait and go together in the next batch, one thread hop for all. The model then reads the pairs one
+Calls are batched across samples (:class:`~ragmeter.local.batching.CallBatcher`): while a batch
+runs in a worker thread (the packaged verifier runs up to two at once, one per core), the pairs of
+the calls that arrive meanwhile (other samples in flight) wait and go together in the next batch,
+one thread hop for all. The model then reads the pairs one
 at a time (``batch_size=1``), unpadded: the packaged model quantises its activations per tensor at
 run time (``DynamicQuantizeLinear``), so a pair read in a batch is quantised with its batch mates'
 range and its padding, and its probability moves with them (by up to 0.2 on the WikiEval speed
@@ -63,6 +64,8 @@ class BatchedEntailment:
     (:mod:`ragmeter.local.batching`)."""
 
     _batcher: CallBatcher[tuple[str, str], float] | None = None
+    #: batches that may run at once (worker threads); 1 for a model that is not thread-safe
+    workers: int = 1
 
     def entailment_sync(
         self, premises: Sequence[str], hypotheses: Sequence[str]
@@ -77,7 +80,7 @@ class BatchedEntailment:
         if len(premises) != len(hypotheses):
             raise ValueError(f"{len(premises)} premises for {len(hypotheses)} hypotheses")
         if self._batcher is None:  # made on first use, one per verifier
-            self._batcher = CallBatcher(self._entail_pairs)
+            self._batcher = CallBatcher(self._entail_pairs, workers=self.workers)
         return await self._batcher.submit(list(zip(premises, hypotheses, strict=True)))
 
 
@@ -109,6 +112,10 @@ class OnnxVerifier(BatchedEntailment):
     quantisation, whose probabilities do not depend on the batch: pairs are then sorted by length
     and padded per run).
     """
+
+    #: two batches at once, one per core: an onnxruntime session may run in several threads, and
+    #: the verifier reads every English claim, so one thread would cap a run's rate
+    workers = 2
 
     def __init__(
         self,
