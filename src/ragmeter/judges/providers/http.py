@@ -1,12 +1,11 @@
-"""The HTTP side of :mod:`ragmeter.judges.providers.openai_compat`: one client per event loop,
-JSON in and out, nothing else.
+"""The HTTP side of :mod:`ragmeter.judges.providers.openai_compat`: the provider's small client
+interface, JSON in and out, nothing else.
 
-The client is :class:`~ragmeter.judges.providers.netstream.JsonClient` (HTTP/1.1 over asyncio's own
-transports, read by ``h11``), unless the environment names a proxy (``HTTPS_PROXY``,
-``ALL_PROXY``...): then ``httpx2`` (the ``httpx`` line the ``openai`` SDK itself sends with), which
-honours it and ``NO_PROXY``, behind the same small interface (:class:`HttpxJsonClient`). Both raise
-:class:`~ragmeter.judges.providers.netstream.HTTPError` / ``HTTPTimeout`` for a request without a
-usable reply, and return a :class:`~ragmeter.judges.providers.netstream.Reply`.
+What the provider needs of HTTP is :class:`PostClient`: POST a JSON body to a :class:`Target` and
+get the whole :class:`Reply`, or :class:`HTTPError` (``HTTPTimeout`` when a limit ran out) for a
+request without a usable reply. The implementation is
+:class:`~ragmeter.judges.providers.aiohttp_client.AiohttpClient` (aiohttp: kept-alive
+connections, TLS, proxies, redirects, gzip); this module knows nothing of it.
 
 The provider used the ``openai`` SDK for this; importing it cost about 0.45 s of start-up and each
 request about 7 ms of CPU in its models and validation, for a POST of a JSON body. What the SDK did
@@ -25,36 +24,160 @@ import json
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from ragmeter import __version__
-from ragmeter.judges.providers.netstream import (
-    KEEPALIVE_EXPIRY_S,
-    Headers,
-    HTTPError,
-    HTTPTimeout,
-    JsonClient,
-    Reply,
-    Target,
-    Timeouts,
-    parse_target,
-)
+from ragmeter.errors import ConfigError
 
 #: the SDK's default when no timeout is given: 600 s overall, 5 s to connect
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class HTTPError(Exception):
+    """No usable HTTP reply: the connection was refused, reset or closed early, TLS failed, the
+    reply was not valid HTTP/1.1 or its body was cut off or could not be decoded."""
+
+
+class HTTPTimeout(HTTPError):
+    """Connecting, or waiting for the reply, took longer than its limit."""
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds allowed to connect, and to wait for each part of the reply (counted from when the
+    request starts to leave, so a request that cannot be sent runs out of it too)."""
+
+    connect: float | None
+    read: float | None
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a request goes: ``url`` checked and split once (the provider keeps one per path)."""
+
+    url: str
+    scheme: str
+    host: str  # lower case; an international name in its ASCII (IDNA) form
+    port: int
+
+    def with_params(self, params: Mapping[str, str] | None) -> Target:
+        """This target with ``params`` added to its query."""
+        if not params:
+            return self
+        sep = "&" if "?" in self.url else "?"
+        return parse_target(f"{self.url}{sep}{urlencode(params)}")
+
+
+def parse_target(url: str) -> Target:
+    """``url`` (``http://`` or ``https://``) as a :class:`Target`; ``ValueError`` for anything else."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise ValueError(f"unsupported URL scheme {parts.scheme!r} in {url!r} (use http:// or https://)")
+    if not parts.hostname:
+        raise ValueError(f"no host in the URL {url!r}")
+    host = parts.hostname
+    if not host.isascii():
+        host = host.encode("idna").decode("ascii")
+    return Target(url=url, scheme=scheme, host=host, port=parts.port or _DEFAULT_PORTS[scheme])
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A whole HTTP reply: status, headers (looked up without regard to case), body
+    (content-decoded), and the URL that gave it (another than the request's after a redirect)."""
+
+    status_code: int
+    headers: Mapping[str, str]
+    content: bytes
+    url: str
+
+    @property
+    def text(self) -> str:
+        """The body as text: the charset the content type names, else UTF-8 (bad bytes replaced)."""
+        charset = "utf-8"
+        for part in str(self.headers.get("content-type", "")).split(";")[1:]:
+            name, _, value = part.strip().partition("=")
+            if name.lower() == "charset" and value:
+                charset = value.strip('"')
+        try:
+            return self.content.decode(charset, errors="replace")
+        except LookupError:
+            return self.content.decode("utf-8", errors="replace")
+
+
+#: the proxies the client speaks to (a ``socks5://`` one is a configuration error)
+PROXY_SCHEMES = ("http", "https")
+
+
+@dataclass(frozen=True)
+class Proxies:
+    """The proxy settings in force, read once (:meth:`from_environment`): ``urls`` by scheme
+    (``http``, ``https``, ``all``, from ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, upper or
+    lower case) and ``no_proxy`` (``NO_PROXY``'s hosts, ``.domains`` and ``*``), as
+    ``urllib.request`` reads them; on macOS and Windows the system's own settings when the
+    environment names no proxy."""
+
+    urls: Mapping[str, str]
+    no_proxy: str = ""
+    system: bool = False  # the system's settings, not the environment's (macOS, Windows)
+
+    @classmethod
+    def from_environment(cls) -> Proxies:
+        system = sys.platform in ("darwin", "win32")
+        if not system and not any(k.lower().endswith("_proxy") for k in os.environ):
+            return cls(urls={})  # nothing to read: urllib.request (5-10 ms) is not imported for it
+        import urllib.request
+
+        env = urllib.request.getproxies_environment()
+        if env:
+            urls = {k: v for k, v in env.items() if k != "no" and v}
+            return cls(urls=urls, no_proxy=env.get("no", ""))
+        if system:  # pragma: no cover - the system's settings
+            return cls(urls=dict(urllib.request.getproxies()), system=True)
+        return cls(urls={})
+
+    def url_for(self, scheme: str, host: str) -> str | None:
+        """The proxy URL for a request to ``scheme://host`` (``http://`` added when the variable
+        names none), or None to go there directly. :class:`ConfigError` for a proxy of another
+        kind (``socks5://``)."""
+        url = self.urls.get(scheme) or self.urls.get("all")
+        if not url:
+            return None
+        import urllib.request
+
+        if self.system:  # pragma: no cover - macOS, Windows
+            bypass = urllib.request.proxy_bypass(host)
+        else:  # urllib's NO_PROXY matching, on the value read once (the function is not in typeshed)
+            bypass = urllib.request.proxy_bypass_environment(host, {"no": self.no_proxy})  # type: ignore[attr-defined]
+        if bypass:
+            return None
+        if "://" not in url:
+            url = f"http://{url}"
+        kind = url.split("://", 1)[0].lower()
+        if kind not in PROXY_SCHEMES:
+            raise ConfigError(
+                f"the environment names a {kind}:// proxy for {scheme}:// requests to {host} "
+                f"({scheme.upper()}_PROXY or ALL_PROXY); ragmeter's HTTP client speaks to http:// and "
+                "https:// proxies (or list the host in NO_PROXY to reach it directly)"
+            )
+        return url
 
 
 def timeouts_for(timeout_s: float | None) -> Timeouts:
     """The limits of one request: ``timeout_s`` for each phase, or the SDK's defaults."""
     if timeout_s is None:
-        return Timeouts(connect=DEFAULT_CONNECT_TIMEOUT_S, write=DEFAULT_TIMEOUT_S, read=DEFAULT_TIMEOUT_S)
-    return Timeouts(connect=timeout_s, write=timeout_s, read=timeout_s)
+        return Timeouts(connect=DEFAULT_CONNECT_TIMEOUT_S, read=DEFAULT_TIMEOUT_S)
+    return Timeouts(connect=timeout_s, read=timeout_s)
 
 
 class PostClient(Protocol):
-    """What the provider needs of an HTTP client."""
+    """What the provider needs of an HTTP client: POST ``content`` (JSON) to ``target`` and return
+    the whole reply, redirects followed; :class:`HTTPError` / :class:`HTTPTimeout` otherwise."""
 
     async def post(self, target: Target, content: bytes, timeouts: Timeouts) -> Reply: ...
 
@@ -101,75 +224,10 @@ def auth_headers(name: str, api_key: str) -> dict[str, str]:
     return headers
 
 
-class HttpxJsonClient:
-    """``httpx2``'s client, for an environment that names a proxy, behind :class:`PostClient`: the
-    same replies and errors as :class:`~ragmeter.judges.providers.netstream.JsonClient`."""
-
-    def __init__(self, headers: Mapping[str, str]) -> None:
-        import httpx2 as httpx
-
-        self._httpx = httpx
-        self._client = httpx.AsyncClient(
-            headers=dict(headers),
-            timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, connect=DEFAULT_CONNECT_TIMEOUT_S),
-            limits=httpx.Limits(
-                max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_EXPIRY_S
-            ),
-            follow_redirects=True,
-        )
-
-    async def post(self, target: Target, content: bytes, timeouts: Timeouts) -> Reply:
-        httpx = self._httpx
-        limits = httpx.Timeout(timeouts.read, connect=timeouts.connect, write=timeouts.write, pool=timeouts.read)
-        try:
-            response = await self._client.post(target.url, content=content, timeout=limits)
-        except httpx.TimeoutException as e:
-            raise HTTPTimeout(f"{target.url}: {type(e).__name__}: {e}") from e
-        except httpx.HTTPError as e:
-            raise HTTPError(f"{target.url}: {type(e).__name__}: {e}") from e
-        headers = Headers([(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.multi_items()])
-        return Reply(response.status_code, headers, response.content, str(response.url))
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
-
-    async def __aenter__(self) -> HttpxJsonClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-def default_tls_context() -> Any:
-    """The TLS context ``httpx2`` builds by default (the system's trust store, ``SSL_CERT_FILE``
-    and ``SSL_CERT_DIR`` honoured), offering HTTP/1.1 only in ALPN (as ``httpcore2`` does for an
-    HTTP/1.1 connection): imported only for an ``https://`` endpoint."""
-    import httpx2 as httpx
-
-    context = httpx.create_ssl_context()
-    context.set_alpn_protocols(["http/1.1"])
-    return context
-
-
-def _proxies_configured() -> bool:
-    """Whether ``urllib.request.getproxies()`` names a proxy: on Linux that is the ``*_proxy``
-    environment variables alone, looked at here without importing ``urllib.request`` (about 12 ms
-    on the way to the first request); elsewhere (macOS and Windows read system settings too) it
-    is asked."""
-    if sys.platform.startswith("linux") and not any(
-        key.lower().endswith("_proxy") and value for key, value in os.environ.items()
-    ):
-        return False
-    import urllib.request
-
-    return bool(urllib.request.getproxies())
-
-
-def make_client(name: str, api_key: str, default_headers: Mapping[str, str]) -> PostClient:
-    """The client for one event loop (see the module docstring). The client keeps every
-    connection it opened alive and sets no cap of its own: the number in flight is bounded by
-    :class:`~ragmeter.judges.client.ModelClient` (the run's concurrency)."""
-    headers = {
+def request_headers(name: str, api_key: str, default_headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers of every request of a provider (the client adds ``Host`` and
+    ``Content-Length``)."""
+    return {
         "Accept": "application/json",
         "Accept-Encoding": "gzip, deflate",
         "Content-Type": "application/json",
@@ -177,9 +235,6 @@ def make_client(name: str, api_key: str, default_headers: Mapping[str, str]) -> 
         **auth_headers(name, api_key),
         **default_headers,
     }
-    if _proxies_configured():
-        return HttpxJsonClient(headers)
-    return JsonClient(headers, default_tls_context)
 
 
 def endpoint_url(name: str, base_url: str, path: str, model: str) -> str:
@@ -216,8 +271,7 @@ async def post_json(
     timeout_s: float | None = None,
 ) -> Any:
     """POST ``body`` as JSON and return the reply read by :func:`read_reply`. A request without a
-    usable reply raises :class:`~ragmeter.judges.providers.netstream.HTTPError` (``HTTPTimeout``
-    when a limit ran out)."""
+    usable reply raises :class:`HTTPError` (:class:`HTTPTimeout` when a limit ran out)."""
     target = parse_target(url) if isinstance(url, str) else url
     response = await client.post(
         target,
@@ -228,17 +282,22 @@ async def post_json(
 
 
 __all__ = [
+    "DEFAULT_CONNECT_TIMEOUT_S",
     "DEFAULT_TIMEOUT_S",
+    "PROXY_SCHEMES",
     "HTTPError",
     "HTTPTimeout",
-    "HttpxJsonClient",
     "PostClient",
+    "Proxies",
+    "Reply",
     "StatusError",
+    "Target",
+    "Timeouts",
     "auth_headers",
     "endpoint_url",
-    "make_client",
     "parse_target",
     "post_json",
     "read_reply",
+    "request_headers",
     "timeouts_for",
 ]

@@ -23,9 +23,13 @@ a refused one. A mode named explicitly and refused is an :class:`EndpointError`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import json
 import logging
 import os
+import sys
+import threading
 import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -99,6 +103,38 @@ def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = 
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+_HTTP_CLIENT_MODULE = "ragmeter.judges.providers.aiohttp_client"
+_http_client_import: threading.Thread | None = None
+
+
+def _import_http_client() -> None:
+    with contextlib.suppress(Exception):  # a failure is met again, and reported, at the first request
+        importlib.import_module(_HTTP_CLIENT_MODULE)
+
+
+def import_http_client_early() -> None:
+    """Start importing the HTTP client in a thread, once per process (when a provider is made):
+    ``aiohttp`` takes 70-120 ms of CPU to import, more than half of it building its default TLS
+    contexts (loading the system's certificates twice, with the interpreter lock released), so
+    the run's own start-up goes on meanwhile and the first request finds it loaded. A fork waits
+    for the import to finish (a child must not inherit a module lock held by a thread it has
+    not)."""
+    global _http_client_import
+    if _http_client_import is None and _HTTP_CLIENT_MODULE not in sys.modules:
+        _http_client_import = threading.Thread(target=_import_http_client, name="ragmeter-http-import", daemon=True)
+        _http_client_import.start()
+
+
+def _finish_http_client_import() -> None:
+    thread = _http_client_import
+    if thread is not None and thread.is_alive() and thread is not threading.current_thread():
+        thread.join()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(before=_finish_http_client_import)
+
+
 async def _close_at_loop_end(client: Any) -> AsyncGenerator[None, None]:
     """Started once and left suspended: the event loop finalises it at shutdown (``asyncio.run``
     calls ``shutdown_asyncgens``), which closes ``client`` inside the loop that owns it."""
@@ -161,6 +197,10 @@ class OpenAICompatibleProvider:
         self._urls: dict[str, Any] = {}  # path -> its parsed URL (see _post)
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._closer: AsyncGenerator[None, None] | None = None
+        #: the proxy settings, read from the environment now (a proxy the client cannot speak to is
+        #: a ConfigError here, before any request)
+        self.proxies = self._read_proxies()
+        import_http_client_early()
 
     # -- configuration ------------------------------------------------------------------------
 
@@ -184,6 +224,20 @@ class OpenAICompatibleProvider:
                 )
             return value
         return NO_KEY
+
+    def _read_proxies(self) -> Any:
+        from urllib.parse import urlsplit
+
+        from ragmeter.judges.providers.http import Proxies
+
+        proxies = Proxies.from_environment()
+        parts = urlsplit(self.base_url)
+        if parts.hostname:
+            try:
+                proxies.url_for(parts.scheme.lower(), parts.hostname)
+            except ConfigError as e:
+                raise ConfigError(f"judge {self.name}:{self.model}: {e}") from None
+        return proxies
 
     def configure(self, config: Any) -> None:
         """Take ``structured`` and ``timeout_s`` from the client's JudgeConfig unless set here."""
@@ -231,9 +285,12 @@ class OpenAICompatibleProvider:
         loop = asyncio.get_running_loop()
         if self._client is not None and self._client_loop is loop:
             return self._client
-        from ragmeter.judges.providers.http import make_client
+        from ragmeter.judges.providers.aiohttp_client import AiohttpClient
+        from ragmeter.judges.providers.http import request_headers
 
-        self._client = make_client(self.name, self._api_key, self.default_headers)
+        self._client = AiohttpClient(
+            request_headers(self.name, self._api_key, self.default_headers), proxies=self.proxies
+        )
         self._client_loop = loop
         closer = _close_at_loop_end(self._client)
         await closer.__anext__()
