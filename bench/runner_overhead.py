@@ -11,6 +11,12 @@ relevance needs, the run store and the report are all in the wall time). The loo
 OpenAI-compatible server of the tests runs in its own process. ``ratio`` is wall time over the
 ideal ``requests x latency / C``: 1.0 would be an endpoint whose C slots never idle and a runner
 that costs nothing. At 0 ms latency there is no ideal; the figure is the whole loop's own cost.
+``CPU ms/request`` is the CLI process's CPU time (user + system, start-up, the local embedder and
+the report included) over the requests the server saw.
+
+The goals (docs/performance.md): wall time <= 1.2x the ideal at 200 ms and 16 in flight, <= 1.1x
+at 1 s and 64 in flight (``--latency 0.2 --concurrency 16``, ``--latency 1 --concurrency 64``), and
+<= 5 ms of CPU per judge request at 64 in flight.
 
 Where the wall time goes, from the server's clock: ``to 1st request`` (launch to the first request:
 start-up, loading the data, the run store), ``busy`` (first request to last reply) with the mean
@@ -18,14 +24,18 @@ number of requests in flight over it (time-weighted; C would keep every slot ful
 last reply`` (the last job's parsing and scoring, the store's last commit, the report, exit).
 
     python bench/runner_overhead.py [--samples 200] [--concurrency 16,64] [--latency 0,0.2]
-                                    [--repeat 5] [--extra "--judge-concurrency 8"] [--baseline SRC] [--json]
+                                    [--pairs 0.2:16,1:64] [--metrics M1,M2] [--repeat 5]
+                                    [--extra "--judge-concurrency 8"] [--baseline SRC] [--json]
+
+``--pairs LATENCY:CONCURRENCY,...`` runs just those pairs instead of every latency with every
+concurrency (``--pairs 0.2:16,1:64`` for the two goals).
 
 ``--baseline SRC`` runs another checkout's code (e.g. ``../main/src``) alternately with this one.
 ``--repeat N`` runs each configuration N times (alternately with the baseline) and adds a line per
 configuration with the median of each column: on a noisy machine, read the medians.
 
-Run it in an environment installed as a user's would be (``pip install .``, no test extras): the
-test extras bring ``trio`` (through selenium), which ``httpcore2`` imports when it is present.
+Run it in an environment installed as a user's would be (``pip install .``, no test extras), so that
+start-up imports what a user's does.
 """
 
 from __future__ import annotations
@@ -94,7 +104,7 @@ class ServerProcess:
 
 
 def one(
-    latency: float, concurrency: int, n: int, data: Path, extra: list[str], src: str | None
+    latency: float, concurrency: int, n: int, data: Path, extra: list[str], src: str | None, metrics: str
 ) -> dict[str, Any]:
     with ServerProcess(latency) as server, tempfile.TemporaryDirectory() as out:
         cmd = [
@@ -106,7 +116,7 @@ def one(
             "--base-url",
             server.url,
             "--metrics",
-            METRICS,
+            metrics,
             "--concurrency",
             str(concurrency),
             "--no-cache",
@@ -150,6 +160,7 @@ def one(
         "busy_s": round(busy, 3),
         "after_last_reply_s": round(exited_at - last, 3),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "cpu_ms_per_request": round(1000 * (usage.ru_utime + usage.ru_stime) / requests, 2) if requests else None,
         "server_cpu_s": round(stats["process_cpu_s"], 2),
         "ideal_s": round(ideal, 3),
         "ratio": round(wall / ideal, 3) if ideal else None,
@@ -177,6 +188,8 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=200)
     ap.add_argument("--concurrency", default="16,64", help="comma-separated values")
     ap.add_argument("--latency", default="0,0.2", help="comma-separated seconds")
+    ap.add_argument("--pairs", default=None, help="LATENCY:CONCURRENCY pairs, e.g. '0.2:16,1:64'")
+    ap.add_argument("--metrics", default=METRICS, help=f"comma-separated (default {METRICS})")
     ap.add_argument("--extra", default="", help="extra CLI options, e.g. '--judge-concurrency 8'")
     ap.add_argument("--baseline", metavar="SRC", help="also run this checkout's src/, alternately")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each configuration (medians added)")
@@ -187,16 +200,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data.jsonl"
         data.write_text("".join(json.dumps(r) + "\n" for r in rows(args.samples)), encoding="utf-8")
-        for latency in (float(x) for x in args.latency.split(",")):
-            for conc in (int(x) for x in args.concurrency.split(",")):
-                runs: dict[str, list[dict[str, Any]]] = {}
-                for _ in range(max(1, args.repeat)):
-                    for label, src in versions(args.baseline):
-                        r = {"code": label, **one(latency, conc, args.samples, data, extra, src)}
-                        results.append(r)
-                        runs.setdefault(label, []).append(r)
-                if args.repeat > 1:
-                    results.extend(median_row(label, rs) for label, rs in runs.items())
+        if args.pairs:
+            pairs = [(float(lat), int(conc)) for lat, conc in (p.split(":") for p in args.pairs.split(","))]
+        else:
+            pairs = [
+                (float(lat), int(conc)) for lat in args.latency.split(",") for conc in args.concurrency.split(",")
+            ]
+        for latency, conc in pairs:
+            runs: dict[str, list[dict[str, Any]]] = {}
+            for _ in range(max(1, args.repeat)):
+                for label, src in versions(args.baseline):
+                    r = {"code": label, **one(latency, conc, args.samples, data, extra, src, args.metrics)}
+                    results.append(r)
+                    runs.setdefault(label, []).append(r)
+            if args.repeat > 1:
+                results.extend(median_row(label, rs) for label, rs in runs.items())
     machine = {
         "machine": platform.platform(),
         "python": platform.python_version(),
@@ -204,20 +222,21 @@ def main() -> None:
         "load_avg": round(os.getloadavg()[0], 1),
     }
     if args.json:
-        print(json.dumps({**machine, "metrics": METRICS, "results": results}))
+        print(json.dumps({**machine, "metrics": args.metrics, "results": results}))
         return
-    print(f"{machine}, samples {args.samples}, metrics {METRICS}, extra {extra or 'none'}")
+    print(f"{machine}, samples {args.samples}, metrics {args.metrics}, extra {extra or 'none'}")
     print(
         "| code | latency | concurrency | requests | in flight: peak / mean | wall s | to 1st request s "
-        "| busy s | after last reply s | CPU s | ideal s | ratio |"
+        "| busy s | after last reply s | CPU s | CPU ms/request | ideal s | ratio |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}x"
         print(
             f"| {r['code']} | {r['latency_ms']} ms | {r['concurrency']} | {r['requests']} "
             f"| {r['peak_in_flight']} / {r['mean_in_flight']} | {r['wall_s']} | {r['to_first_request_s']} "
-            f"| {r['busy_s']} | {r['after_last_reply_s']} | {r['cpu_s']} | {r['ideal_s']} | {ratio} |"
+            f"| {r['busy_s']} | {r['after_last_reply_s']} | {r['cpu_s']} | {r['cpu_ms_per_request']} "
+            f"| {r['ideal_s']} | {ratio} |"
         )
 
 
