@@ -89,33 +89,29 @@ async def featurise(judge: LocalJudge, data: Path) -> dict[str, list[dict[str, A
 
 def unseen_judge(samples: list[dict[str, Any]], support: Any, plain: Any) -> tuple[Any, Any]:
     """Combiners fitted as the packaged ones were (scripts/train_local_combiner.py: every claim of
-    a label-1 sample a positive, the weakest claim of a label-0 one a negative, by its PRIOR; its
-    ``fit``, l2 1), on the *training* ids of one set only, without the perturbed claims: a judge
-    that has not seen the other set's kind of data."""
-    from ragmeter.local.calibration import Combiner
+    a label-1 sample a positive, the weakest claim of a label-0 one a negative, by its PRIOR;
+    :func:`~ragmeter.local.calibration.fit_combiner`, l2 1), on the *training* ids of one set only,
+    without the perturbed claims and templates: a judge that has not seen the other set's kind of
+    data."""
+    from ragmeter.local.calibration import fit_combiner
 
-    xs: dict[str, list[list[float]]] = {"support": [], "plain": []}
-    ys: dict[str, list[float]] = {"support": [], "plain": []}
+    rows: list[dict[str, float]] = []
+    labels: list[float] = []
     for s in samples:
         if s["heldout"] or s["rows"] is None:
             continue
-        rows = s["rows"] if s["label"] == 1.0 else [min(s["rows"], key=train.PRIOR.probability)]
-        for row in rows:
-            for name, comb in (("support", support), ("plain", plain)):
-                if all(f in row for f in comb.features):
-                    xs[name].append([row[f] for f in comb.features])
-                    ys[name].append(s["label"])
+        chosen = s["rows"] if s["label"] == 1.0 else [min(s["rows"], key=train.PRIOR.probability)]
+        rows.extend(chosen)
+        labels.extend([s["label"]] * len(chosen))
     out = []
-    for name, comb in (("support", support), ("plain", plain)):
-        w, b, mean, scale = train.fit(np.array(xs[name]), np.array(ys[name]), 1.0)
+    for comb in (support, plain):
+        use = [k for k, row in enumerate(rows) if all(f in row for f in comb.features)]
         out.append(
-            Combiner(
-                comb.name,
+            fit_combiner(
+                [rows[k] for k in use],
+                [labels[k] for k in use],
                 comb.features,
-                tuple(map(float, w)),
-                float(b),
-                tuple(mean),
-                tuple(scale),
+                name=comb.name,
                 record={"kind": "trained", "version": "bench-unseen"},
             )
         )
