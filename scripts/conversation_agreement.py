@@ -196,8 +196,11 @@ def retention(judge: Any, limit: int | None = None) -> None:
     print(f"knowledge_retention, constructed, {len(rows)} conversations ({invalid} invalid)")
     for key, vals in sorted(per.items()):
         print(f"  {key:14s} last-reply verdict right: {_fmt(_ci(vals), len(vals))}")
-    print(f"  kept -> retained: {np.mean(kept):.3f} (n={len(kept)}); forgot -> forgotten: {np.mean(forgot):.3f} "
-          f"(n={len(forgot)}); balanced accuracy {0.5 * (np.mean(kept) + np.mean(forgot)):.3f}")  # fmt: skip
+    if kept and forgot:
+        k, f = float(np.mean(kept)), float(np.mean(forgot))
+        print(f"  kept -> retained: {k:.3f} (n={len(kept)}); forgot -> forgotten: {f:.3f} (n={len(forgot)}); "
+              f"balanced accuracy {0.5 * (k + f):.3f}")  # fmt: skip
+
 
 
 def pairs(name: str, metric: str, judge: Any) -> None:

@@ -387,3 +387,15 @@ def test_samples_built_in_code_keep_their_conversation_fields() -> None:
     assert list(ds) == built
     bad = Sample(question="q", conversation_id="z", turn=1, history=(ChatMessage("user", "\udcff"),))
     assert load_dataset([built[0], bad]).problems[0].field == "history[0].content"
+
+
+def test_map_names_the_id_column_of_conversations() -> None:
+    row = {
+        "chat_id": "x9",
+        "messages": [
+            {"role": "user", "content": "q?"},
+            {"role": "assistant", "content": "a", "contexts": ["c"]},
+        ],
+    }
+    ds = load_dataset([row], mapping={"id": "chat_id"})
+    assert [s.id for s in ds] == ["x9", "x9:1"] and ds.generated_ids == frozenset() and ds[0].metadata == {}

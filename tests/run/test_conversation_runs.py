@@ -193,3 +193,15 @@ def test_judge_free_metrics_need_no_rewrite() -> None:
     idx = next(i for i, s in result.samples if s.turn == 2)
     score = result.score(idx, "token_f1")
     assert score is not None and score.valid and DETAILS_KEY not in score.details
+
+
+def test_a_conversation_run_resumes_from_its_record(tmp_path: Path) -> None:
+    first = ragmeter.evaluate([CHAT, ZH_CHAT], ["context_relevance", "conversation_relevancy"], None, out=tmp_path)
+    again = ragmeter.evaluate(
+        [CHAT, ZH_CHAT], ["context_relevance", "conversation_relevancy"], None, out=tmp_path, resume=first.run_id
+    )
+    assert again.run_id == first.run_id and again.keys == first.keys
+    for name in ("context_relevance", "conversation_relevancy"):
+        assert again.summary()[name].mean == first.summary()[name].mean
+    stored = {s.id: s for _, s in again.samples}
+    assert stored["c1"].messages is not None and stored["c1:2"].history is not None
