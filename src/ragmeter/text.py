@@ -343,10 +343,14 @@ def tokenize(text: str, lang: str | None = None) -> list[str]:
     _check_lang(lang)
     if not text:
         return []
-    s = unicodedata.normalize("NFKC", text).lower()
-    s = _APOSTROPHE_RE.sub("", s)
-    s = _THOUSANDS_RE.sub("", s)
-    s = _CJK_RE.sub(r" \g<0> ", s)
+    ascii_only = text.isascii()  # then NFKC changes nothing and there is no CJK character
+    s = (text if ascii_only else unicodedata.normalize("NFKC", text)).lower()
+    if "'" in s or "’" in s:
+        s = _APOSTROPHE_RE.sub("", s)
+    if "," in s:
+        s = _THOUSANDS_RE.sub("", s)
+    if not ascii_only:
+        s = _CJK_RE.sub(r" \g<0> ", s)
     return _TOKEN_RE.findall(s)
 
 
@@ -383,8 +387,9 @@ def normalize_answer(text: str) -> str:
     """
     if not text:
         return ""
-    s = unicodedata.normalize("NFKC", text).lower()
+    ascii_only = text.isascii()  # then NFKC changes nothing and there is no CJK character
+    s = (text if ascii_only else unicodedata.normalize("NFKC", text)).lower()
     s = s.translate(_DELETE_PUNCT)
     s = _ARTICLES_RE.sub(" ", s)
     s = " ".join(s.split())
-    return _SPACE_NEAR_CJK_RE.sub("", s)
+    return s if ascii_only else _SPACE_NEAR_CJK_RE.sub("", s)

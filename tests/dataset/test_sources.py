@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragmeter.dataset import Dataset, DatasetErrors, Sample, load_dataset, rows_of
 from ragmeter.errors import ConfigError, DatasetError
@@ -540,3 +542,19 @@ def test_parquet_is_read_by_record_batches_across_row_groups(tmp_path: Path, mon
     assert ds[3].contexts == ("c3", "shared")
     assert ds[3].metadata == {"n": 3} and ds[4].metadata == {"n": None}  # an int column with nulls stays int
     assert max(batches) <= 4 and sum(batches) == 50
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.text(max_size=4),
+        st.one_of(st.text(), st.lists(st.text(max_size=6), max_size=3), st.none(), st.floats(allow_nan=False), st.integers()),
+        max_size=4,
+    )
+)
+def test_canonical_json_is_the_ensure_ascii_false_text(record: dict[str, Any]) -> None:
+    """The dataset hash's fast path (the ASCII encoder where it escapes nothing) writes the same
+    text as the definition: json.dumps(sort_keys=True, ensure_ascii=False, default=str)."""
+    from ragmeter.dataset.sample import canonical_json
+
+    assert canonical_json(record) == json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)

@@ -125,3 +125,16 @@ def test_the_chunking_of_the_draws_does_not_change_the_interval(monkeypatch: pyt
     for cells in (5000, 123_457, 10_000_000):  # one resample per chunk, uneven chunks, one chunk
         monkeypatch.setattr(bootstrap_module, "_CHUNK_CELLS", cells)
         assert bootstrap_ci(values, n_resamples=500, seed=0) == whole
+
+
+def test_mean_cis_are_the_intervals_bootstrap_ci_gives_each_array() -> None:
+    """The metrics of a run share index draws when they have as many scores: the same intervals."""
+    from ragmeter.stats import mean_cis
+
+    rng = np.random.default_rng(3)
+    arrays = [rng.random(500), rng.random(500), rng.random(37), [0.25], rng.integers(0, 2, 500).astype(float)]
+    got = mean_cis(arrays, n_resamples=300, seed=0)
+    assert got == [bootstrap_ci(a, n_resamples=300, seed=0) for a in arrays]
+    assert got[3] == (0.25, 0.25)
+    with pytest.raises(ValueError, match="at least one value"):
+        mean_cis([[]])

@@ -7,6 +7,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from typing import Any
 
 from ragmeter.dataset.messages import ChatMessage, as_messages, system_prompt
@@ -97,29 +98,35 @@ class Sample:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in CONVERSATION_FIELDS:
+        for name in _field_names():
+            value = getattr(self, name)
+            if name in CONVERSATION_FIELDS:
                 if value is None:
                     continue
-                if f.name in ("history", "messages"):
+                if name in ("history", "messages"):
                     value = [m.to_dict() for m in value]
             elif isinstance(value, tuple):
                 value = list(value)
-            elif f.name == "metadata":
+            elif name == "metadata":
                 value = dict(value)
-            out[f.name] = value
+            out[name] = value
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Sample:
-        known = {f.name for f in fields(cls)}
+        known = _field_names() if cls is Sample else tuple(f.name for f in fields(cls))
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def replace(self, **changes: Any) -> Sample:
         data = self.to_dict()
         data.update(changes)
         return Sample.from_dict(data)
+
+
+@lru_cache(maxsize=1)
+def _field_names() -> tuple[str, ...]:
+    """The names of :class:`Sample`'s fields, in order (``dataclasses.fields`` once, not per sample)."""
+    return tuple(f.name for f in fields(Sample))
 
 
 @dataclass(frozen=True)
@@ -155,6 +162,17 @@ class Dataset(Sequence[Sample]):
         return h.hexdigest()
 
 
+def canonical_json(record: Mapping[str, Any]) -> str:
+    """A sample's canonical JSON, what the dataset hash is over: keys sorted, UTF-8 kept as it is
+    (``ensure_ascii=False``), anything else as ``str()``. Where the ASCII-escaping encoder (twice as
+    fast) writes no ``\\u`` escape, the text held no character that the two encoders write
+    differently (non-ASCII, DEL), so its text is the canonical one; otherwise it is made again."""
+    fast = json.dumps(record, sort_keys=True, default=str)
+    if "\\u" not in fast:
+        return fast
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+
+
 class SampleHasher:
     """The dataset hash, computed as samples pass: sha256 over each sample's canonical JSON (keys
     sorted, UTF-8) and a newline, in order. :meth:`Dataset.content_hash` is this over its samples;
@@ -164,7 +182,7 @@ class SampleHasher:
         self._h = hashlib.sha256()
 
     def update(self, sample: Sample) -> None:
-        self._h.update(json.dumps(sample.to_dict(), sort_keys=True, ensure_ascii=False, default=str).encode())
+        self._h.update(canonical_json(sample.to_dict()).encode())
         self._h.update(b"\n")
 
     def hexdigest(self) -> str:

@@ -171,6 +171,10 @@ class EmbeddingProvider(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
+#: no requests and no tokens (shared: Usage is immutable)
+NO_USAGE = Usage()
+
+
 @dataclass(frozen=True)
 class CallRecord:
     """One model call as the run record keeps it."""
@@ -197,6 +201,8 @@ class CallLog:
 
     @property
     def usage(self) -> Usage:
+        if not self.calls:
+            return NO_USAGE  # a judge-free job's (one shared object: Usage is immutable)
         total = Usage()
         for c in self.calls:
             total = total + c.usage

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ragmeter.dataset.keys import sample_keys
 from ragmeter.dataset.sample import Sample
 from ragmeter.errors import DatasetError
-from ragmeter.judges.types import Usage
+from ragmeter.judges.types import NO_USAGE, Usage
 from ragmeter.log.serialize import loads
 from ragmeter.log.texts import read_samples
 from ragmeter.metrics.base import Score
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 #: samples (and their scores) read back per query
 SAMPLE_PAGE = 512
-#: the usage of a judge-free score (shared: Usage is immutable)
-NO_USAGE = Usage()
 #: the columns a :class:`ScoreRow` is read from, in :func:`score_row`'s order
 SCORE_COLUMNS = (
     "idx, metric, value, reason, details, error_kind, error_message, error_raw, usage, calls, duration_s"

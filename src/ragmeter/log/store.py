@@ -381,10 +381,13 @@ class RunStore(ReadingMixin, LabelsMixin):
     ) -> None:
         """Store (or replace) the score of one (sample, metric) job with its model calls. The row
         is committed with its group (see the module docstring); reads see it at once."""
-        call_dicts = [call_to_dict(c) for c in calls]
-        usage = Usage()
-        for call in call_dicts:
-            usage = usage + Usage.from_dict(call.get("usage") or {})
+        call_dicts = [call_to_dict(c) for c in calls] if calls else []
+        usage_json = "{}"  # a judge-free score: no usage, no calls
+        if call_dicts:
+            usage = Usage()
+            for call in call_dicts:
+                usage = usage + Usage.from_dict(call.get("usage") or {})
+            usage_json = dumps(usage.to_dict())
         err = score.error
         row = (
             run_id,
@@ -396,7 +399,7 @@ class RunStore(ReadingMixin, LabelsMixin):
             None if err is None else err.kind,
             None if err is None else err.message,
             None if err is None else err.raw,
-            dumps(usage.to_dict()) if call_dicts else "{}",  # a judge-free score: no usage, no calls
+            usage_json,
             dumps(call_dicts) if call_dicts else "[]",
             float(duration_s),
             _now(),

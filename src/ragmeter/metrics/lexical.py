@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.metrics._common import blank, empty_input
 from ragmeter.metrics.base import Metric, Score, register_metric
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 #: arithmetic (the default ``score_batch`` scores each sample in turn, with no await between)
 BATCH_SIZE = 256
 
-__all__ = ["Bleu", "ExactMatch", "RougeL", "TokenF1", "lcs_length", "sentence_bleu"]
+__all__ = ["Bleu", "ExactMatch", "RougeL", "TokenF1", "clipped_overlap", "lcs_length", "sentence_bleu"]
 
 
 # The four metrics tokenise the same answer and reference: a small cache shares the work across
@@ -130,7 +130,7 @@ class TokenF1(Metric):
         r = _normalized_tokens(sample.reference or "")
         if not r:
             return _no_reference_tokens("token")
-        overlap = sum((Counter(a) & Counter(r)).values())
+        overlap = clipped_overlap(Counter(a), Counter(r))
         p, rec, f1 = _prf(overlap, len(a), len(r))
         return Score(
             value=f1,
@@ -222,7 +222,18 @@ class RougeL(Metric):
         )
 
 
-def _ngram_counts(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+def clipped_overlap(a: Mapping[Any, int], b: Mapping[Any, int]) -> int:
+    """``sum((Counter(a) & Counter(b)).values())``: the multiset intersection's size, counted over
+    the keys both have (a set intersection in C) instead of building the intersection."""
+    if len(b) < len(a):
+        a, b = b, a
+    return sum(min(n, b[k]) for k, n in a.items() if k in b)
+
+
+def _ngram_counts(tokens: Sequence[str], n: int) -> Counter[Any]:
+    """The n-grams of ``tokens`` counted: tuples of n tokens, or (n = 1) the tokens themselves."""
+    if n == 1:
+        return Counter(tokens)
     return Counter(zip(*(tokens[i:] for i in range(n)), strict=False))  # shortest slice ends it
 
 
@@ -242,7 +253,7 @@ def sentence_bleu(
     first_numerator = 0
     for n in range(1, max_n + 1):
         hyp = _ngram_counts(hypothesis, n)
-        numerator = sum((hyp & _ngram_counts(reference, n)).values())  # clipped: min of the two counts
+        numerator = clipped_overlap(hyp, _ngram_counts(reference, n))  # clipped: min of the two counts
         denominator = max(1, len(hypothesis) - n + 1)  # the hypothesis's n-grams
         if n == 1:
             first_numerator = numerator

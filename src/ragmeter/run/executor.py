@@ -140,8 +140,9 @@ async def score_batch(batch: Batch, judge: Judge) -> list[tuple[Job, Score, Call
     if scores is None:
         return [(job, *await score_one(job, judge)) for job in batch.jobs]
     share = (time.perf_counter() - start) / len(batch.jobs)
+    empty = CallLog()  # the other jobs' (nothing is added to a finished job's log)
     return [
-        (job, _checked(s, batch.metric), log if i == 0 else CallLog(), share)
+        (job, _checked(s, batch.metric), log if i == 0 else empty, share)
         for i, (job, s) in enumerate(zip(batch.jobs, scores, strict=True))
     ]
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ragmeter.judges.types import RetryNotice, Usage
+from ragmeter.judges.types import NO_USAGE, RetryNotice, Usage
 
 
 class Progress:
@@ -85,7 +85,8 @@ class Progress:
     def advance(self, *, invalid: bool, usage: Usage) -> None:
         self.done += 1
         self.invalid += int(invalid)
-        self.usage = self.usage + usage
+        if usage is not NO_USAGE:  # a judge-free job's adds nothing
+            self.usage = self.usage + usage
         if self._bar is not None:
             elapsed = max(time.perf_counter() - self._start, 1e-9)
             self._bar.update(

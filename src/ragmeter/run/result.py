@@ -28,7 +28,7 @@ from ragmeter.log.reading import ScoreRow
 from ragmeter.metrics.base import Score
 from ragmeter.report.html import write_report
 from ragmeter.run.record import MemoryRecord, RunRecord, StoredRecord
-from ragmeter.run.summary import MetricSummary, summarize
+from ragmeter.run.summary import MetricSummary, summarize_all
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -328,7 +328,10 @@ class Result:
     # -- aggregates ----------------------------------------------------------------------------
     def summary(self) -> dict[str, MetricSummary]:
         if self._summaries is None:
-            self._summaries = self._with_calibrated({m: self._summarize(m) for m in self.metric_names})
+            specs = {str(m.get("name")): m for m in self.meta.get("metrics", [])}
+            stats = {m: self._record.metric_stats(m, self.metric_level(m)) for m in self.metric_names}
+            summaries = summarize_all(stats, specs, bootstrap_resamples=self._bootstrap_resamples)
+            self._summaries = self._with_calibrated(summaries)
         return self._summaries
 
     def metric_level(self, metric: str) -> str:
@@ -376,11 +379,6 @@ class Result:
 
         with RunStore(self.store_dir) as store:
             return store.label_draw(self.run_id).seed
-
-    def _summarize(self, metric: str) -> MetricSummary:
-        spec: dict[str, Any] = next((m for m in self.meta.get("metrics", []) if m.get("name") == metric), {})
-        stats = self._record.metric_stats(metric, self.metric_level(metric))
-        return summarize(metric, stats, spec, bootstrap_resamples=self._bootstrap_resamples)
 
     def to_dict(self) -> dict[str, Any]:
         """The machine-readable summary (what ``evaluate --json`` prints)."""

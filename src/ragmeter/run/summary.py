@@ -84,19 +84,40 @@ class MetricStats:
         return sum(self.invalid_kinds.values())
 
 
+def summarize_all(
+    stats: Mapping[str, MetricStats],
+    specs: Mapping[str, Mapping[str, Any]],
+    *,
+    bootstrap_resamples: int = 2000,
+) -> dict[str, MetricSummary]:
+    """The summary of each metric in ``stats`` (``specs``: each one's entry in the run record's
+    ``metrics``). The bootstrap intervals of metrics with as many valid scores share their index
+    draws (:func:`~ragmeter.stats.bootstrap.mean_cis`): the same intervals, drawn once."""
+    scored = [name for name, st in stats.items() if st.values]
+    cis: dict[str, tuple[float, float]] = {}
+    if scored:
+        from ragmeter.stats import mean_cis  # NumPy: loaded when a summary is asked for
+
+        found = mean_cis([stats[n].values for n in scored], n_resamples=bootstrap_resamples, seed=0)
+        cis = dict(zip(scored, found, strict=True))
+    return {name: _summary(name, st, specs.get(name, {}), cis.get(name)) for name, st in stats.items()}
+
+
 def summarize(
     name: str, stats: MetricStats, spec: Mapping[str, Any], *, bootstrap_resamples: int = 2000
 ) -> MetricSummary:
     """The summary of metric ``name`` (``spec``: its entry in the run record's ``metrics``)."""
+    return summarize_all({name: stats}, {name: spec}, bootstrap_resamples=bootstrap_resamples)[name]
+
+
+def _summary(
+    name: str, stats: MetricStats, spec: Mapping[str, Any], ci: tuple[float, float] | None
+) -> MetricSummary:
     values = stats.values
     threshold = spec.get("threshold")
-    mean = ci = pass_rate = None
+    mean = pass_rate = None
     if values:
-        from ragmeter.stats import bootstrap_ci  # NumPy: loaded when a summary is asked for
-
         mean = sum(values) / len(values)
-        lo, hi = bootstrap_ci(values, n_resamples=bootstrap_resamples, seed=0)
-        ci = (float(lo), float(hi))
         if threshold is not None:
             pass_rate = sum(1 for v in values if v >= threshold) / len(values)
     n_invalid = stats.n_invalid
@@ -115,4 +136,4 @@ def summarize(
     )
 
 
-__all__ = ["MetricStats", "MetricSummary", "summarize"]
+__all__ = ["MetricStats", "MetricSummary", "summarize", "summarize_all"]

@@ -4,7 +4,7 @@ agreement with human labels."""
 from __future__ import annotations
 
 from ragmeter.stats.agreement import agreement_summary
-from ragmeter.stats.bootstrap import bootstrap_ci, kendall_tau_b_bootstrap_ci, paired_bootstrap_ci
+from ragmeter.stats.bootstrap import bootstrap_ci, kendall_tau_b_bootstrap_ci, mean_cis, paired_bootstrap_ci
 from ragmeter.stats.paired import PairedDifference, paired_difference, sign_flip_test
 from ragmeter.stats.rank import (
     accuracy,
@@ -29,6 +29,7 @@ __all__ = [
     "cohen_kappa",
     "kendall_tau_b",
     "kendall_tau_b_bootstrap_ci",
+    "mean_cis",
     "pair_accuracy",
     "pair_credits",
     "paired_bootstrap_ci",

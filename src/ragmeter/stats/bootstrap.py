@@ -105,6 +105,39 @@ def bootstrap_ci(
     return _interval(np.concatenate(parts), n_resamples, confidence)
 
 
+def mean_cis(
+    arrays: Sequence[Sequence[float] | np.ndarray],
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> list[tuple[float, float]]:
+    """``[bootstrap_ci(a, n_resamples=..., confidence=..., seed=...) for a in arrays]`` (the mean's
+    interval), with one set of index draws for all the arrays of one length: the draws depend on
+    the length and the seed only, so each interval is the one :func:`bootstrap_ci` gives, and a
+    run's metrics (most scored on every sample) share the cost of drawing. Every array needs at
+    least one value."""
+    _check_params(n_resamples, confidence)
+    arrs = [as_finite_1d(a) for a in arrays]
+    out: list[tuple[float, float] | None] = [None] * len(arrs)
+    by_length: dict[int, list[int]] = {}
+    for k, arr in enumerate(arrs):
+        if arr.size == 0:
+            raise ValueError("bootstrap_ci needs at least one value, got none")
+        if arr.size == 1:
+            out[k] = (float(arr[0]), float(arr[0]))
+        else:
+            by_length.setdefault(arr.size, []).append(k)
+    for n, members in by_length.items():
+        parts: dict[int, list[np.ndarray]] = {k: [] for k in members}
+        for idx in resample_indices(n, n_resamples, seed):
+            for k in members:
+                parts[k].append(np.asarray(np.mean(arrs[k][idx], axis=1), dtype=np.float64))
+        for k in members:
+            out[k] = _interval(np.concatenate(parts[k]), n_resamples, confidence)
+    return [ci for ci in out if ci is not None]
+
+
 def paired_bootstrap_ci(
     fn: Callable[..., Any],
     *arrays: Sequence[float] | np.ndarray,
