@@ -37,6 +37,7 @@ import json
 import os
 import platform
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -147,7 +148,29 @@ def write_data(path: Path, rows: Iterator[dict[str, Any]], fmt: str) -> dict[str
     return {"rows": n, "text_bytes": text}
 
 
+def _write(path: Path, n: int, size: str, context_pool: int, fmt: str, result: Any) -> None:
+    result.update(write_data(path, iter_rows(n, size=size, context_pool=context_pool), fmt))
+
+
+def write_apart(path: Path, n: int, size: str, context_pool: int, fmt: str) -> dict[str, int]:
+    """:func:`write_data` in a process of its own: Linux carries a process's peak RSS over to the
+    programs it starts (``ru_maxrss`` survives ``exec``), so the bench process stays small for each
+    run's peak to be the run's own."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager:
+        result = manager.dict()
+        proc = ctx.Process(target=_write, args=(path, n, size, context_pool, fmt, result))
+        proc.start()
+        proc.join()
+        if proc.exitcode != 0:
+            raise SystemExit(f"writing the data failed (exit code {proc.exitcode})")
+        return dict(result)
+
+
 def run(data: Path, out: Path, metrics: str, src: str | None, n_rows: int) -> dict[str, Any]:
+    parent_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     cmd = [
         *ragmeter_cmd(),
         "evaluate",
@@ -171,6 +194,8 @@ def run(data: Path, out: Path, metrics: str, src: str | None, n_rows: int) -> di
             raise SystemExit(f"ragmeter exited {proc.returncode}:\n{stderr.read()[-2000:]}")
         report = json.loads(stdout.read())
     store = sum(p.stat().st_size for p in out.glob("runs.sqlite*"))
+    if usage.ru_maxrss <= parent_kib:
+        raise SystemExit("the run's peak RSS is not above this bench process's own: it cannot be told apart")
     scored = {k: v["n_scored"] for k, v in report["metrics"].items()}
     if report["n_samples"] != n_rows or any(v != n_rows for v in scored.values()):
         raise SystemExit(f"not every row was scored: {report['n_samples']} samples, {scored}")
@@ -202,7 +227,7 @@ def main() -> None:
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             data = Path(tmp) / f"data.{args.format}"
-            written = write_data(data, iter_rows(n, size=args.size, context_pool=args.context_pool), args.format)
+            written = write_apart(data, n, args.size, args.context_pool, args.format)
             entry: dict[str, Any] = {
                 "rows": n,
                 "input_mb": round(data.stat().st_size / 1e6, 1),

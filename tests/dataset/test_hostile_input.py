@@ -258,23 +258,39 @@ def test_every_problem_is_a_ragmeter_error() -> None:
 
 
 _STREAM_CHILD = r"""
-import json, resource, sys
+import json, sys
 from pathlib import Path
 from ragmeter.dataset.readers import read_csv, read_jsonl
-path = Path(sys.argv[1])
-reader = read_jsonl if path.suffix == ".jsonl" else read_csv
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-n = sum(1 for _ in reader(path, str(path)))
-print(json.dumps({"rows": n, "growth_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}))
+from ragmeter.dataset.seen import Seen, SpilledSeen
+from ragmeter.dataset.sources import SampleStream
+
+
+def high_water_kib():
+    # this process's own peak RSS (VmHWM): ru_maxrss would carry over the parent's (pytest's) peak
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise SystemExit("no VmHWM")
+
+
+kind, path = sys.argv[1], Path(sys.argv[2])
+base = high_water_kib()
+if kind == "reader":
+    reader = read_jsonl if path.suffix == ".jsonl" else read_csv
+    n = sum(1 for _ in reader(path, str(path)))
+else:  # the run's intake: every row validated, keyed and hashed
+    stream = SampleStream(path, seen=SpilledSeen() if kind == "spilled" else Seen())
+    n = sum(1 for _ in stream)
+print(json.dumps({"rows": n, "growth_kib": high_water_kib() - base}))
 """
 
 
-def _stream_growth(path: Path) -> dict[str, int]:
+def _stream_growth(path: Path, kind: str = "reader") -> dict[str, int]:
     import subprocess
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-c", _STREAM_CHILD, str(path)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", _STREAM_CHILD, kind, str(path)], capture_output=True, text=True, check=True
     )
     result: dict[str, int] = json.loads(out.stdout)
     return result
@@ -292,6 +308,7 @@ def _big_files(directory: Path, rows: int) -> list[Path]:
     return [jsonl, csv_path]
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc (Linux)")
 @pytest.mark.parametrize("rows", [100_000, pytest.param(1_000_000, marks=pytest.mark.slow)])
 def test_readers_stream_with_bounded_memory(rows: int, tmp_path: Path) -> None:
     """Peak RSS while a reader yields every row stays far below the file's size (bench/reader_memory.py
@@ -301,3 +318,15 @@ def test_readers_stream_with_bounded_memory(rows: int, tmp_path: Path) -> None:
         assert result["rows"] == rows
         size_kib = path.stat().st_size // 1024
         assert result["growth_kib"] < min(16 * 1024, size_kib // 4), (path.name, result, size_kib)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc (Linux)")
+def test_a_run_reads_its_rows_in_flat_memory(tmp_path: Path) -> None:
+    """The samples a run reads are validated, keyed, hashed and checked for repeated ids with what
+    the stream remembers in a temporary file (SpilledSeen): memory does not grow with the rows, as
+    it does when the ids and keys are kept in dicts."""
+    jsonl = _big_files(tmp_path, 30_000)[0]
+    spilled = _stream_growth(jsonl, "spilled")
+    in_dicts = _stream_growth(jsonl, "dicts")  # about 250 bytes a row
+    assert spilled["rows"] == in_dicts["rows"] == 30_000
+    assert spilled["growth_kib"] < 4 * 1024 < in_dicts["growth_kib"], (spilled, in_dicts)

@@ -558,3 +558,19 @@ def test_canonical_json_is_the_ensure_ascii_false_text(record: dict[str, Any]) -
     from ragmeter.dataset.sample import canonical_json
 
     assert canonical_json(record) == json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def test_a_stream_remembering_in_a_temporary_file_reads_as_one_remembering_in_dicts(tmp_path: Path) -> None:
+    from ragmeter.dataset.seen import SpilledSeen
+    from ragmeter.dataset.sources import SampleStream
+
+    p = tmp_path / "d.jsonl"
+    rows = [{"id": f"s{i % 40}", "question": f"q{i % 7}?", "answer": "a"} for i in range(60)]  # 20 ids repeat
+    rows += [{"question": f"q{i % 3}?", "reference": "r"} for i in range(9)]  # no id: keys by text, repeated
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spilled, in_dicts = SampleStream(p, seen=SpilledSeen()), SampleStream(p)
+    a, b = list(spilled), list(in_dicts)
+    assert a == b and len(a) == 49 and sum(1 for i in a if "#" in i.key) == 6
+    assert [str(x) for x in spilled.problems] == [str(x) for x in in_dicts.problems]
+    assert len(spilled.problems) == 20 and "first at row 1" in str(spilled.problems[0])
+    assert spilled.content_hash() == in_dicts.content_hash()

@@ -33,6 +33,7 @@ import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 
 from ragmeter.dataset.sample import Sample
+from ragmeter.dataset.seen import Remembers, Seen
 
 _SPACE = re.compile(r"\s+")
 _SEPARATOR = "\x1f"
@@ -107,27 +108,35 @@ def number_repeats(keys: Sequence[str]) -> list[str]:
 
 class KeyNumberer:
     """Keys of samples met one at a time, in data order, repeats numbered as :func:`sample_keys`
-    numbers them (so a stream of samples gets the keys the whole list would). It remembers how
-    often each key was met (one entry a distinct key) and each conversation's key, which its turns
-    take: a conversation sample comes before its turns in the data
-    (:func:`~ragmeter.dataset.conversations.conversation_samples`); ``conversation_keys`` gives
-    them beforehand for samples in another order."""
+    numbers them (so a stream of samples gets the keys the whole list would).
 
-    def __init__(self, conversation_keys: Mapping[str, str] | None = None) -> None:
-        self._seen: dict[str, int] = {}
+    It remembers how often each key was met in ``seen`` (:mod:`ragmeter.dataset.seen`: dicts by
+    default; a stream of a large file keeps them in a temporary file) and the key of a
+    conversation, which its turns take. ``conversation_keys`` gives every conversation's key
+    beforehand (samples in any order); without it, a conversation sample is taken to come right
+    before its turns, as a source gives them
+    (:func:`~ragmeter.dataset.conversations.conversation_samples`), and only the last one's key is
+    kept."""
+
+    def __init__(self, conversation_keys: Mapping[str, str] | None = None, *, seen: Remembers | None = None) -> None:
+        self._seen: Remembers = Seen() if seen is None else seen
+        self._known = conversation_keys is not None
         self._conversations: dict[str, str] = dict(conversation_keys or {})
 
     def number(self, key: str) -> str:
         """``key``, or ``key#n`` when it is the n-th time the key is met."""
-        n = self._seen.get(key, 0) + 1
-        self._seen[key] = n
+        n = self._seen.count(key)
         return key if n == 1 else f"{key}#{n}"
 
     def key(self, sample: Sample, *, id_from_data: bool = True) -> str:
         """The numbered key of the next sample (see :func:`sample_key`)."""
         base = sample_key(sample, id_from_data=id_from_data, conversation_keys=self._conversations)
         if sample.conversation_id is not None and sample.turn is None:
-            self._conversations.setdefault(str(sample.conversation_id), base)
+            cid = str(sample.conversation_id)
+            if self._known:
+                self._conversations.setdefault(cid, base)
+            else:
+                self._conversations = {cid: base}
         return self.number(base)
 
 

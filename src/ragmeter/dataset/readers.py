@@ -224,18 +224,22 @@ def records_from_dataframe(df: Any, source: str) -> Iterator[Item]:
 
 #: rows a Parquet file is read in at a time (one Arrow record batch)
 PARQUET_BATCH_ROWS = 1024
+#: the read buffer of a Parquet column chunk: pages are read through it as they are decoded, so a
+#: large row group is not read into memory whole (pyarrow's pre-buffering would read it whole)
+PARQUET_BUFFER_BYTES = 1 << 20
 
 
 def read_parquet(path: Path, source: str) -> Iterator[Item]:
     """A Parquet file, read with pyarrow a record batch at a time (``PARQUET_BATCH_ROWS`` rows, each
-    row group in turn), so memory holds one batch and not the file. Values are Arrow's Python
-    values (lists, ``None`` for a null, ``datetime``), rows the record number."""
+    row group in turn, its column chunks through a ``PARQUET_BUFFER_BYTES`` buffer), so memory
+    holds a batch, not a row group or the file. Values are Arrow's Python values (lists, ``None``
+    for a null, ``datetime``), rows the record number."""
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise ConfigError(f"reading Parquet needs pyarrow: {PARQUET_HINT}") from exc
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(path, buffer_size=PARQUET_BUFFER_BYTES, pre_buffer=False)
     except OSError as exc:
         raise DatasetError(f"cannot read file: {exc.strerror or exc}", file=source) from exc
     except Exception as exc:  # pyarrow raises its own error types for corrupt files
@@ -286,6 +290,7 @@ def reader_for(path: Path, source: str) -> Any:
 __all__ = [
     "JSON_RECORD_KEYS",
     "PARQUET_BATCH_ROWS",
+    "PARQUET_BUFFER_BYTES",
     "PARQUET_HINT",
     "READERS",
     "is_dataframe",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -42,6 +42,7 @@ from ragmeter.dataset.readers import (
     records_from_json_value,
 )
 from ragmeter.dataset.sample import Dataset, Sample, SampleHasher
+from ragmeter.dataset.seen import Remembers, Seen
 from ragmeter.dataset.validate import (
     DatasetErrors,
     LoadedDataset,
@@ -200,6 +201,7 @@ class SampleStream:
         mapping: Mapping[str, str] | None = None,
         required_fields: Iterable[str] = (),
         limit: int | None = None,
+        seen: Remembers | None = None,
     ) -> None:
         self.required = check_required_names(required_fields)
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
@@ -209,8 +211,9 @@ class SampleStream:
         self.problems: list[DatasetError] = []
         self.n_samples = 0
         self.n_problems = 0
+        self._seen: Remembers = Seen() if seen is None else seen
         self._hasher = SampleHasher()
-        self._keys = KeyNumberer()
+        self._keys = KeyNumberer(seen=self._seen)
         self._done = False
         self._dataset: Dataset | None = None
         self._path: Path | None = None
@@ -249,6 +252,13 @@ class SampleStream:
         if self._done or getattr(self, "_started", False):
             raise RuntimeError("a SampleStream is read once")
         self._started = True
+        try:
+            yield from self._read()
+        finally:
+            self._seen.close()  # what it remembered is needed no more (a temporary file goes)
+        self._done = True
+
+    def _read(self) -> Iterator[StreamedSample]:
         if self._dataset is not None:
             yield from self._from_dataset(self._dataset)
         else:
@@ -268,7 +278,6 @@ class SampleStream:
                         f"{self.source} is a judgement file: --map does not apply to it (its fields are fixed)"
                     ) from None
                 yield from self._from_judgements()
-        self._done = True
 
     def _from_dataset(self, ds: Dataset) -> Iterator[StreamedSample]:
         for p in ds.problems:
@@ -301,7 +310,6 @@ class SampleStream:
     def _from_records(self, *, detect: bool = True) -> Iterator[StreamedSample]:
         source, resolver, required = self.source, self.resolver, self.required
         columns: dict[str, None] = {}
-        seen_ids: dict[str, int] = {}
         first = True
         n_rows = 0  # rows that gave samples: what ``limit`` counts (a conversation row is one)
         for row, record in self._items:
@@ -341,25 +349,38 @@ class SampleStream:
             except DatasetError as exc:
                 self._problem(exc)
                 continue
-            repeated = next((str(s.id) for s in samples if str(s.id) in seen_ids), None)
+            repeated = self._repeated_id(samples, row)
             if repeated is not None:
+                sid, first_row = repeated
                 self._problem(
                     DatasetError(
-                        f"duplicate id {repeated!r} (first at row {seen_ids[repeated]})",
-                        file=source,
-                        row=row,
-                        field=id_field,
+                        f"duplicate id {sid!r} (first at row {first_row})", file=source, row=row, field=id_field
                     )
                 )
                 continue
             n_rows += 1
             for sample in samples:
-                seen_ids[str(sample.id)] = row
                 yield self._emit(row, sample, not from_data)
         if resolver.mapping and columns:
             check_mapping(resolver.mapping, columns, source=source)
         if self.n_samples == 0:
             self._no_usable_row()
+
+    def _repeated_id(self, samples: Sequence[Sample], row: int) -> tuple[str, int] | None:
+        """(an id of ``samples`` met before, the row it was first met at), or None, when the ids of
+        the row's samples are remembered (with a prefix of their own, apart from the keys counted
+        in the same store)."""
+        names = ["id\x1f" + str(s.id) for s in samples]
+        if len(names) == 1:  # one lookup does both
+            first_row = self._seen.first(names[0], row)
+            return None if first_row is None else (str(samples[0].id), first_row)
+        for sample, name in zip(samples, names, strict=True):  # a conversation row: all or none
+            first_row = self._seen.row_of(name)
+            if first_row is not None:
+                return str(sample.id), first_row
+        for name in names:
+            self._seen.first(name, row)
+        return None
 
     def _no_usable_row(self) -> None:
         if self.n_problems:

@@ -105,6 +105,7 @@ def estimate_run(
     The data are read as a stream, like a run's (:mod:`ragmeter.run.intake`): once to count samples,
     problems and jobs, and once more to rehearse an LLM judge's requests, a window of jobs at a
     time, so a dry run of a large file holds no more than a run of it does."""
+    from ragmeter.dataset.seen import SpilledSeen
     from ragmeter.dataset.sources import SampleStream
     from ragmeter.judges.llm import LLMJudge
     from ragmeter.run.intake import Reading
@@ -112,7 +113,7 @@ def estimate_run(
 
     metric_list = resolve_metrics(list(metrics))
     check_judge_supports(metric_list, judge)
-    reading = Reading(SampleStream(data, mapping=mapping, limit=limit), metric_list)
+    reading = Reading(SampleStream(data, mapping=mapping, limit=limit, seen=SpilledSeen()), metric_list)
     est = Estimate(n_samples=0, n_problems=0, judge=judge.name, per_metric={m.name: {} for m in metric_list})
     embeds = {m.name: 4 * sum(1 for step in m.steps if step == "embed") for m in metric_list}
     for _, _, able in reading:
@@ -123,7 +124,7 @@ def estimate_run(
     est.n_samples = reading.intake.n_samples
     est.n_problems = reading.intake.n_problems
     if isinstance(judge, LLMJudge) and reading.intake.n_jobs:
-        stream = SampleStream(data, mapping=mapping, limit=limit)
+        stream = SampleStream(data, mapping=mapping, limit=limit, seen=SpilledSeen())
         _rehearse(est, stream, metric_list, judge, reading.intake.jobs_per_metric)
     return est
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from ragmeter.dataset.seen import SpilledSeen
 from ragmeter.dataset.sources import DatasetErrors, SampleStream
 from ragmeter.errors import ConfigError, DatasetError, RagmeterError, RunError, UnsupportedStepError, add_note
 from ragmeter.judges.base import Judge
@@ -158,7 +159,8 @@ async def aevaluate(
             jobs: Iterable[Job] = stored_jobs(store, run_id, metric_list, skip_done=True)
             store.set_status(run_id, "running")
         else:
-            stream = SampleStream(data, mapping=mapping, limit=config.limit)
+            # with a store, what the stream remembers of earlier rows goes to a temporary file too
+            stream = SampleStream(data, mapping=mapping, limit=config.limit, seen=SpilledSeen() if store else None)
             extra_meta = dict(meta or {})
             if isinstance(judge, Mapping):  # a recipe rebuilds the judge for --resume and Ray workers
                 extra_meta.setdefault("judge_recipe", dict(judge))
@@ -270,7 +272,7 @@ def _prepare_resume(
         )
     if data is not None:
         limit = (run_meta.get("config") or {}).get("limit")
-        stream = SampleStream(data, mapping=mapping, limit=limit)
+        stream = SampleStream(data, mapping=mapping, limit=limit, seen=SpilledSeen())
         for _ in stream:
             pass
         if stream.content_hash() != run_meta.get("dataset_hash"):
