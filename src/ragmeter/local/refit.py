@@ -36,7 +36,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError
 from ragmeter.local.calibration import Combiner
-from ragmeter.local.support import ENTAIL
+from ragmeter.local.support import reads_entail
 
 #: the two kinds of sample label and the link each is fitted with (see the module docstring)
 LINKS: dict[str, str] = {"binary": "all supported", "graded": "mean support"}
@@ -61,9 +61,9 @@ class Bag:
 
 
 def scorer_of(row: Mapping[str, float], support: Combiner, plain: Combiner) -> str:
-    """Which combiner scores a claim: ``"support"`` when the verifier read it (``entail`` is in
-    its row) and the support combiner reads ``entail``, else ``"plain"`` (as the judge decides)."""
-    return "support" if ENTAIL in row and ENTAIL in support.features else "plain"
+    """Which combiner scores a claim, as the judge decides
+    (:func:`~ragmeter.local.support.reads_entail`): ``"support"`` or ``"plain"``."""
+    return "support" if reads_entail(row, support) else "plain"
 
 
 class _Design:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -390,8 +390,14 @@ async def claim_support(
     return feats
 
 
+def reads_entail(values: Mapping[str, float], combiner: Combiner) -> bool:
+    """Whether a claim with these feature ``values`` is scored by ``combiner`` rather than by the
+    plain one: the verifier read it and ``combiner`` reads :data:`ENTAIL`."""
+    return ENTAIL in values and ENTAIL in combiner.features
+
+
 def support_probability(feats: SupportFeatures, combiner: Combiner, plain: Combiner) -> float:
     """P(supported): ``combiner`` (which reads :data:`ENTAIL`) when the verifier read the claim,
-    else ``plain``."""
-    use = combiner if ENTAIL in feats.values and ENTAIL in combiner.features else plain
+    else ``plain`` (:func:`reads_entail`)."""
+    use = combiner if reads_entail(feats.values, combiner) else plain
     return min(max(use.probability(feats.values), 0.0), 1.0)
