@@ -182,9 +182,10 @@ class SampleStream:
     skips (``problems``, each a :class:`DatasetError` naming file, row and field; a caller that
     keeps memory bounded takes them as they come with :meth:`take_problems`), counts the samples
     (``n_samples``) and hashes them (:meth:`content_hash`, the dataset hash of the run record,
-    the same as :meth:`Dataset.content_hash` of the collected samples). What it keeps grows with
-    the rows only by each sample's id and key (a later row with an id seen before is a problem, and
-    repeated keys are numbered): about a hundred bytes a row.
+    the same as :meth:`Dataset.content_hash` of the collected samples). It remembers each earlier
+    row's id (a later row with an id seen before is a problem) and each key's count (repeated keys
+    are numbered) in ``seen`` (:mod:`ragmeter.dataset.seen`: dicts, or a temporary file that keeps
+    memory flat, as a run with a store uses).
 
     At its end the stream raises what :func:`load_dataset` raises for a source with no usable row
     (:class:`DatasetErrors`, or "no records found") and for a ``mapping`` naming a column the data
