@@ -66,6 +66,7 @@ def test_the_fast_path_and_to_jsonable_write_the_same_text() -> None:
         {"nested": {False: [], 3: {}}},
         "plain",
         [1, [2, [3]]],
+        {"zh": "北京是首都", "é": "café", "del": "a\x7fb", "ctl": "a\x01b", "slash": "back\\u0041", "emoji": "😀"},
     ]
     for value in values:
         assert dumps(value) == json.dumps(to_jsonable(value), ensure_ascii=False, allow_nan=False), value

@@ -114,7 +114,7 @@ class Sample:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Sample:
-        known = _field_names() if cls is Sample else tuple(f.name for f in fields(cls))
+        known = _field_set() if cls is Sample else frozenset(f.name for f in fields(cls))
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def replace(self, **changes: Any) -> Sample:
@@ -127,6 +127,11 @@ class Sample:
 def _field_names() -> tuple[str, ...]:
     """The names of :class:`Sample`'s fields, in order (``dataclasses.fields`` once, not per sample)."""
     return tuple(f.name for f in fields(Sample))
+
+
+@lru_cache(maxsize=1)
+def _field_set() -> frozenset[str]:
+    return frozenset(_field_names())
 
 
 @dataclass(frozen=True)
@@ -181,8 +186,9 @@ class SampleHasher:
     def __init__(self) -> None:
         self._h = hashlib.sha256()
 
-    def update(self, sample: Sample) -> None:
-        self._h.update(canonical_json(sample.to_dict()).encode())
+    def update(self, sample: Sample, record: Mapping[str, Any] | None = None) -> None:
+        """Hash the next sample (``record``: its ``to_dict()``, when the caller has it)."""
+        self._h.update(canonical_json(sample.to_dict() if record is None else record).encode())
         self._h.update(b"\n")
 
     def hexdigest(self) -> str:

@@ -166,12 +166,14 @@ def _items_for(data: Any) -> tuple[str, Path | None, Iterator[Item]]:
 
 class StreamedSample(NamedTuple):
     """One sample as :class:`SampleStream` yields it: its source ``row``, the ``sample``, its stable
-    ``key`` (:mod:`ragmeter.dataset.keys`) and whether its id was filled in from the row number."""
+    ``key`` (:mod:`ragmeter.dataset.keys`), whether its id was filled in from the row number, and
+    its ``record`` (``sample.to_dict()``, made once for the hash; a writer may take it over)."""
 
     row: int
     sample: Sample
     key: str
     generated_id: bool
+    record: dict[str, Any]
 
 
 class SampleStream:
@@ -245,8 +247,9 @@ class SampleStream:
 
     def _emit(self, row: int, sample: Sample, generated: bool) -> StreamedSample:
         self.n_samples += 1
-        self._hasher.update(sample)
-        return StreamedSample(row, sample, self._keys.key(sample, id_from_data=not generated), generated)
+        record = sample.to_dict()
+        self._hasher.update(sample, record)
+        return StreamedSample(row, sample, self._keys.key(sample, id_from_data=not generated), generated, record)
 
     # -- reading ---------------------------------------------------------------------------------
     def __iter__(self) -> Iterator[StreamedSample]:

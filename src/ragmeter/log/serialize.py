@@ -55,11 +55,16 @@ def _key(key: Any) -> str:
 def dumps(value: Any) -> str:
     """Strict JSON text of ``value`` (UTF-8 kept as is, never NaN). Plain JSON values (what nearly
     every score's details are) go straight to the C encoder; anything it refuses (a NaN, a NumPy
-    value, a set, a dataclass...) goes through :func:`to_jsonable` first: the same text either way."""
+    value, a set, a dataclass...) goes through :func:`to_jsonable` first: the same text either way.
+    The ASCII-escaping encoder is twice as fast; where it writes no ``\\u`` escape, its text is
+    the UTF-8 one (the text held no character the two write differently)."""
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        fast = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
         return json.dumps(to_jsonable(value), ensure_ascii=False, allow_nan=False)
+    if "\\u" not in fast:
+        return fast
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
 def loads(text: str | None, default: Any = None) -> Any:

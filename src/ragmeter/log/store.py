@@ -322,17 +322,24 @@ class RunStore(ReadingMixin, LabelsMixin):
     # ------------------------------------------------------------------ samples and problems
 
     def add_samples(
-        self, run_id: str, samples: Sequence[tuple[int, Sample]], keys: Sequence[str] | None = None
+        self,
+        run_id: str,
+        samples: Sequence[tuple[int, Sample]],
+        keys: Sequence[str] | None = None,
+        records: Sequence[dict[str, Any]] | None = None,
     ) -> None:
         """Record the samples of a run by dataset position (re-adding an index replaces it), each
         with its stable key (default: :func:`~ragmeter.dataset.keys.sample_keys` of ``samples``,
         taking every sample's id as the data's). Each distinct context text is stored once in the
-        store (:mod:`ragmeter.log.texts`), the sample referring to it."""
+        store (:mod:`ragmeter.log.texts`), the sample referring to it. ``records``: the samples'
+        ``to_dict()`` when the caller has made them (they are taken over, not made again)."""
         if keys is None:
             keys = sample_keys([s for _, s in samples])
-        if len(keys) != len(samples):
+        if len(keys) != len(samples) or (records is not None and len(records) != len(samples)):
             raise ValueError(f"{len(keys)} keys for {len(samples)} samples")
-        split = [split_texts(sample) for _, sample in samples]
+        split = [
+            split_texts(sample, None if records is None else records[i]) for i, (_, sample) in enumerate(samples)
+        ]
         with self._tx() as c:
             self._require(c, run_id)
             ids = store_texts(c, [t for _, _, found in split for t in found])

@@ -34,9 +34,12 @@ def digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
 
 
-def split_texts(sample: Sample) -> tuple[dict[str, Any], dict[str, list[bytes]], list[tuple[bytes, str]]]:
-    """(the sample's record without its texts, the digests of each text field, the texts by digest)."""
-    record = sample.to_dict()
+def split_texts(
+    sample: Sample, record: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, list[bytes]], list[tuple[bytes, str]]]:
+    """(the sample's record without its texts, the digests of each text field, the texts by
+    digest). ``record``: the sample's ``to_dict()`` when the caller has it (its texts are taken out)."""
+    record = sample.to_dict() if record is None else record
     refs: dict[str, list[bytes]] = {}
     found: list[tuple[bytes, str]] = []
     for name in TEXT_FIELDS:
@@ -76,7 +79,9 @@ def text_refs(refs: Mapping[str, Sequence[bytes]], ids: Mapping[bytes, int]) -> 
     """The ``refs`` column of a sample: its text ids by field, or NULL when it has no texts."""
     if not refs:
         return None
-    return json.dumps({name: [ids[k] for k in keys] for name, keys in refs.items()}, separators=(",", ":"))
+    # JSON written by hand: field names are identifiers, ids are integers
+    parts = ('"' + name + '":[' + ",".join(str(ids[k]) for k in keys) + "]" for name, keys in refs.items())
+    return "{" + ",".join(parts) + "}"
 
 
 def read_samples(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> list[tuple[int, Sample]]:

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import EndpointError, RagmeterError
 from ragmeter.judges.types import CallLog, current_call_log, current_retry_listener
+from ragmeter.log.reading import ScoreRow
+from ragmeter.log.serialize import call_to_dict
 from ragmeter.metrics.base import Metric, Score
 from ragmeter.run.progress import Progress
 from ragmeter.run.sync import gather_or_cancel
@@ -42,7 +44,6 @@ from ragmeter.run.turns import needs_rewrite, scoring_sample, with_question
 if TYPE_CHECKING:
     from ragmeter.dataset.sample import Sample
     from ragmeter.judges.base import Judge
-    from ragmeter.log.store import ScoreRow
     from ragmeter.run.config import RunConfig
 
 #: jobs in flight per request slot of the endpoint (see the module docstring)
@@ -230,9 +231,6 @@ class Recorder:
         self._progress.advance(invalid=not row.score.valid, usage=row.usage)
 
     def add_log(self, job: Job, score: Score, log: CallLog, duration: float) -> None:
-        from ragmeter.log.serialize import call_to_dict
-        from ragmeter.log.store import ScoreRow
-
         calls = [call_to_dict(c) for c in log.calls] if self.keep_rows or self.sink is not None else []
         self.add(ScoreRow(job.idx, job.metric.name, score, log.usage, calls, duration), log.calls)
 

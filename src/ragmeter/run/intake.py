@@ -181,12 +181,14 @@ def intake_to_store(
     kept: list[DatasetError] = []
     chunk: list[tuple[int, Sample]] = []
     keys: list[str] = []
+    records: list[dict[str, Any]] = []
 
     def write() -> None:
         if chunk:
-            store.add_samples(run_id, chunk, keys)
+            store.add_samples(run_id, chunk, keys, records)
             chunk.clear()
             keys.clear()
+            records.clear()
         problems = reading.take_problems()
         if problems:
             store.add_problems(run_id, problems)
@@ -196,6 +198,7 @@ def intake_to_store(
     for idx, item, _ in reading:
         chunk.append((idx, item.sample))
         keys.append(item.key)
+        records.append(item.record)
         if len(chunk) >= INTAKE_CHUNK:
             write()
     write()
