@@ -205,3 +205,14 @@ def test_a_conversation_run_resumes_from_its_record(tmp_path: Path) -> None:
         assert again.summary()[name].mean == first.summary()[name].mean
     stored = {s.id: s for _, s in again.samples}
     assert stored["c1"].messages is not None and stored["c1:2"].history is not None
+
+
+def test_a_turn_missing_a_field_is_named_by_row_and_turn() -> None:
+    # The second turn carries a reference, the first does not: the problem names row and turn, so
+    # the two turns of one row are told apart.
+    rows = [{**CHAT, "messages": [*CHAT["messages"][:3], {**CHAT["messages"][3], "reference": "330 metres"}]}]
+    result = ragmeter.evaluate(rows, ["token_f1"], _NoRewrite())
+    problems = [str(p) for p in result.problems]
+    assert problems == ["<records>, row 1, field 'reference': is missing in turn 1; metric 'token_f1' needs it"]
+    idx = next(i for i, s in result.samples if s.turn == 2)
+    assert result.score(idx, "token_f1") is not None

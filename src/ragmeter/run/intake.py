@@ -101,6 +101,8 @@ def missing_fields(
         for f in missing:
             value = getattr(sample, f, None)
             what = "is empty" if value not in (None, ()) else "is missing"
+            if sample.turn is not None:  # a conversation's row holds several turns: say which
+                what += f" in turn {sample.turn}"
             problems.append(
                 DatasetError(f"{what}; metric {metric.name!r} needs it", file=source, row=row, field=f)
             )
