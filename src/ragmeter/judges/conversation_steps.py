@@ -23,14 +23,13 @@ does not exist, two different verdicts for one, or none for one raises the named
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ragmeter.errors import CountMismatch, DuplicateIndex, IndexOutOfRange, JudgeOutputError
 from ragmeter.judges.base import RetentionCheck, TurnVerdict, UserFact, Verdict, exchanges
+from ragmeter.judges.llm_steps import AskingMixin
 from ragmeter.judges.prompts import Untrusted
-
-T = TypeVar("T")
 
 _SPEAKERS = {
     "en": {"user": "User", "assistant": "Assistant", "system": "System"},
@@ -104,22 +103,8 @@ def turn_verdicts(raw: Any, n: int, key: str) -> list[TurnVerdict]:
     return [out[i] for i in range(1, n + 1)]
 
 
-class ConversationSteps:
+class ConversationSteps(AskingMixin):
     """Conversation steps of :class:`~ragmeter.judges.llm.LLMJudge` (a mixin)."""
-
-    async def _memo_ask(
-        self,
-        step: str,
-        lang: str,
-        inputs: Any,
-        values: Mapping[str, Any],
-        convert: Callable[[Any], T],
-        shape: Mapping[str, Any] | None = None,
-    ) -> T:  # pragma: no cover - supplied by LLMJudge
-        raise NotImplementedError
-
-    def _lang(self, lang: str) -> str:  # pragma: no cover - supplied by LLMJudge
-        raise NotImplementedError
 
     async def standalone_question(
         self, question: str, history: Sequence[tuple[str, str]], *, lang: str = "en"

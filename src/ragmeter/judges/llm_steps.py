@@ -127,10 +127,9 @@ class ContextCheck:
     ratings: list[list[float]] | None
 
 
-class MoreSteps:
-    """Steps of :class:`~ragmeter.judges.llm.LLMJudge` beyond claims and questions (a mixin)."""
-
-    combine_steps: bool
+class AskingMixin:
+    """What a mixin of :class:`~ragmeter.judges.llm.LLMJudge`'s steps calls on the judge: the memoised
+    ask / parse / repair cycle and the prompt language."""
 
     async def _memo_ask(
         self,
@@ -145,6 +144,12 @@ class MoreSteps:
 
     def _lang(self, lang: str) -> str:  # pragma: no cover - supplied by LLMJudge
         raise NotImplementedError
+
+
+class MoreSteps(AskingMixin):
+    """Steps of :class:`~ragmeter.judges.llm.LLMJudge` beyond claims and questions (a mixin)."""
+
+    combine_steps: bool
 
     async def extract_claims(
         self, text: str, *, question: str | None = None, lang: str = "en"

@@ -61,6 +61,24 @@ def _no_replies(turns: list[tuple[str, str]]) -> Score | None:
     return None
 
 
+def _exchange_mean(
+    verdicts: list[TurnVerdict], keeps: str, off_word: str, lang: str, **details: Any
+) -> Score:
+    """The mean of one verdict per answered exchange, its reason ("3 of 4 replies <keeps>; <off_word>:
+    exchange(s) 2") and details (``details`` first, then the verdicts, their count and the language)."""
+    if not verdicts:
+        return Score.invalid("NoTurns", "no exchange has both a user message and a reply")
+    off = [v.turn for v in verdicts if not v.ok]
+    reason = f"{len(verdicts) - len(off)} of {len(verdicts)} replies {keeps}"
+    if off:
+        reason += f"; {off_word}: exchange(s) {', '.join(map(str, off))}"
+    return Score(
+        value=sum(_value(v) for v in verdicts) / len(verdicts),
+        reason=reason,
+        details={**details, "turns": _rows(verdicts), "n_turns": len(verdicts), "lang": lang},
+    )
+
+
 @register_metric("conversation_relevancy")
 class ConversationRelevancy(_ConversationMetric):
     """Does each reply address what the user said in its exchange, read with the conversation
@@ -86,17 +104,7 @@ class ConversationRelevancy(_ConversationMetric):
             return bad
         lang = self._lang(turns)
         verdicts = await judge.rate_turn_relevance(turns, lang=lang)
-        if not verdicts:
-            return Score.invalid("NoTurns", "no exchange has both a user message and a reply")
-        off = [v.turn for v in verdicts if not v.ok]
-        reason = f"{len(verdicts) - len(off)} of {len(verdicts)} replies address their exchange"
-        if off:
-            reason += f"; off: exchange(s) {', '.join(map(str, off))}"
-        return Score(
-            value=sum(_value(v) for v in verdicts) / len(verdicts),
-            reason=reason,
-            details={"turns": _rows(verdicts), "n_turns": len(verdicts), "lang": lang},
-        )
+        return _exchange_mean(verdicts, "address their exchange", "off", lang)
 
 
 @register_metric("knowledge_retention")
@@ -226,17 +234,7 @@ class RoleAdherence(_ConversationMetric):
         lang = self._lang(turns)
         role = sample.system_prompt
         verdicts = await judge.check_role_adherence(role, turns, lang=lang)
-        if not verdicts:
-            return Score.invalid("NoTurns", "no exchange has both a user message and a reply")
-        off = [v.turn for v in verdicts if not v.ok]
-        reason = f"{len(verdicts) - len(off)} of {len(verdicts)} replies keep the role"
-        if off:
-            reason += f"; out of role: exchange(s) {', '.join(map(str, off))}"
-        return Score(
-            value=sum(_value(v) for v in verdicts) / len(verdicts),
-            reason=reason,
-            details={"role": role, "turns": _rows(verdicts), "n_turns": len(verdicts), "lang": lang},
-        )
+        return _exchange_mean(verdicts, "keep the role", "out of role", lang, role=role)
 
 
 __all__ = ["ConversationCompleteness", "ConversationRelevancy", "KnowledgeRetention", "RoleAdherence"]

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,17 +73,7 @@ class MovedSample:
     reason_b: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "idx_a": self.idx_a,
-            "idx_b": self.idx_b,
-            "question": self.question,
-            "value_a": self.value_a,
-            "value_b": self.value_b,
-            "diff": self.diff,
-            "reason_a": self.reason_a,
-            "reason_b": self.reason_b,
-        }
+        return asdict(self)  # its fields, in order: plain values only
 
 
 @dataclass(frozen=True)
@@ -104,18 +94,7 @@ class ValidityChange:
     reason_b: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "idx_a": self.idx_a,
-            "idx_b": self.idx_b,
-            "question": self.question,
-            "value_a": self.value_a,
-            "value_b": self.value_b,
-            "error_a": self.error_a,
-            "error_b": self.error_b,
-            "reason_a": self.reason_a,
-            "reason_b": self.reason_b,
-        }
+        return asdict(self)  # its fields, in order: plain values only
 
 
 #: The verdicts of :meth:`MetricComparison.verdict`.
