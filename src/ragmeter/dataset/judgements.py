@@ -52,6 +52,7 @@ LABEL_KEYS: tuple[str, ...] = (
 
 _SUFFIXES = (".jsonl", ".ndjson", ".json")
 _T = TypeVar("_T")
+Rec = TypeVar("Rec")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,12 +90,12 @@ class Judgement:
         return (self.sample_a,)
 
 
-class Judgements(list[Judgement]):
-    """The judgements read from one source, with ``source`` and the skipped rows in ``problems``."""
+class SourceRecords(list[Rec]):
+    """The records read from one source, with ``source`` and the skipped rows in ``problems``."""
 
     def __init__(
         self,
-        items: Iterable[Judgement] = (),
+        items: Iterable[Rec] = (),
         *,
         source: str | None = None,
         problems: Iterable[DatasetError] = (),
@@ -106,6 +107,10 @@ class Judgements(list[Judgement]):
     @property
     def n_skipped(self) -> int:
         return len(self.problems)
+
+
+class Judgements(SourceRecords[Judgement]):
+    """The judgements read from one source, with ``source`` and the skipped rows in ``problems``."""
 
 
 def is_judgement_record(record: Any) -> bool:

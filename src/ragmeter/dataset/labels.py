@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.dataset.columns import ColumnResolver
-from ragmeter.dataset.judgements import DRAWN, KINDS, LABEL_KEYS, label_value, metric_name, read_records
+from ragmeter.dataset.judgements import (
+    DRAWN,
+    KINDS,
+    LABEL_KEYS,
+    SourceRecords,
+    label_value,
+    metric_name,
+    read_records,
+)
 from ragmeter.dataset.validate import convert_id, to_sample
 from ragmeter.errors import DatasetError
 
@@ -51,19 +59,8 @@ class LabelRecord:
         return self.metric or self.aspect or ""
 
 
-class LabelRecords(list[LabelRecord]):
+class LabelRecords(SourceRecords[LabelRecord]):
     """The label records read from one source, with ``source`` and the skipped rows in ``problems``."""
-
-    def __init__(
-        self,
-        items: Iterable[LabelRecord] = (),
-        *,
-        source: str | None = None,
-        problems: Iterable[DatasetError] = (),
-    ) -> None:
-        super().__init__(items)
-        self.source = source
-        self.problems: tuple[DatasetError, ...] = tuple(problems)
 
 
 def _optional_text(record: Mapping[str, Any], name: str, *, file: str | None, row: int) -> str | None:
