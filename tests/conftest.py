@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -20,6 +23,13 @@ settings.register_profile(
     "thorough", max_examples=1000, deadline=None, database=None, suppress_health_check=_HEALTH
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+# The local embedder's weights cache (local/weights_cache.py) goes to a folder of this session, not
+# the user's cache; the CLI runs of the tests inherit it.
+if "RAGMETER_CACHE_DIR" not in os.environ:
+    _CACHE = tempfile.mkdtemp(prefix="ragmeter-test-cache-")
+    os.environ["RAGMETER_CACHE_DIR"] = _CACHE
+    atexit.register(shutil.rmtree, _CACHE, True)
 
 
 @pytest.fixture

