@@ -13,7 +13,12 @@ Speed: faithfulness + answer relevance + context relevance on WikiEval-sized Eng
 (and Chinese ones), samples/s, CPU time a sample and the share of time inside the embedding model,
 with the packaged verifier and without it (the features alone), interleaved in one run.
 
+With ``--baseline SRC`` (another checkout's ``src``, e.g. ``/tmp/base/src``) the speed part runs
+in child processes, that code and this one alternately, ``--rounds`` times each, and prints the
+medians side by side with their ratio (the bench's own code is this file for both).
+
     python bench/local_judge.py [--data DIR] [--files GLOB] [--json] [--speed-only | --no-speed] [--limit N]
+        [--baseline SRC [--rounds 3]]
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import asyncio
 import hashlib
 import json
 import platform
+import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +37,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from cli_runs import env_for, versions
 
 from ragmeter.local import LocalJudge
 from ragmeter.local.embedders import default_embedder
@@ -361,6 +369,61 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def compare(baseline: str, rounds: int, data: str) -> dict[str, Any]:
+    """The speed part for the ``baseline`` code and this one, alternately, in child processes."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--speed-only", "--json", "--data", data]
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for k in range(rounds):
+        for label, src in versions(baseline):
+            done = subprocess.run(cmd, env=env_for(src), capture_output=True, text=True, check=True)
+            out = json.loads(done.stdout)
+            runs.setdefault(label, []).append(out)
+            print(f"round {k + 1} {label}: load average {out['speed'][0]['load_average']}", file=sys.stderr)
+    rows: list[dict[str, Any]] = []
+    for i, first in enumerate(runs["this"][0]["speed"]):
+        row: dict[str, Any] = {k: first[k] for k in ("set", "verifier", "concurrency")}
+        for label in ("baseline", "this"):
+            got = [r["speed"][i] for r in runs[label]]
+            assert all((g["set"], g["verifier"], g["concurrency"]) == (row["set"], row["verifier"],
+                       row["concurrency"]) for g in got), "the two versions timed different sets"
+            row[label] = {
+                "samples_per_s": round(statistics.median(g["samples_per_s"] for g in got), 1),
+                "cpu_ms_per_sample": round(statistics.median(g["cpu_ms_per_sample"] for g in got), 1),
+                "pairs_verified_per_sample": got[0]["pairs_verified_per_sample"],
+            }
+        row["rate_ratio"] = round(row["this"]["samples_per_s"] / row["baseline"]["samples_per_s"], 2)
+        row["cpu_ratio"] = round(row["this"]["cpu_ms_per_sample"] / row["baseline"]["cpu_ms_per_sample"], 2)
+        rows.append(row)
+    loads = [r["speed"][0]["load_average"][0] for v in runs.values() for r in v]
+    return {
+        "machine": runs["this"][0]["machine"],
+        "date": runs["this"][0]["date"],
+        "baseline": baseline,
+        "rounds": rounds,
+        "load_average_1min": [min(loads), max(loads)],
+        "compare": rows,
+    }
+
+
+def print_compare(out: dict[str, Any]) -> None:
+    print(
+        f"machine: {out['machine']}, {out['date']}; baseline {out['baseline']}, {out['rounds']} rounds "
+        f"alternately, medians; load average (1 min) {out['load_average_1min'][0]}-{out['load_average_1min'][1]}\n"
+    )
+    print(
+        "| set | verifier | in flight | samples/s before | after | ratio | CPU ms a sample before | after | ratio "
+        "| pairs a sample before | after |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in out["compare"]:
+        b, t = r["baseline"], r["this"]
+        print(
+            f"| {r['set']} | {r['verifier']} | {r['concurrency']} | {b['samples_per_s']} | {t['samples_per_s']} | "
+            f"{r['rate_ratio']} | {b['cpu_ms_per_sample']} | {t['cpu_ms_per_sample']} | {r['cpu_ratio']} | "
+            f"{b['pairs_verified_per_sample']} | {t['pairs_verified_per_sample']} |"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DATA))
@@ -372,7 +435,16 @@ def main() -> None:
     ap.add_argument(
         "--verify-every-claim", action="store_true", help="also time the verifier reading every English claim"
     )
+    ap.add_argument("--baseline", metavar="SRC", help="also time this checkout's src/, alternately (speed only)")
+    ap.add_argument("--rounds", type=int, default=3, help="with --baseline: runs of each version (default 3)")
     args = ap.parse_args()
+    if args.baseline:
+        cmp = compare(args.baseline, args.rounds, args.data)
+        if args.json:
+            print(json.dumps(cmp, indent=1))
+        else:
+            print_compare(cmp)
+        return
     out = asyncio.run(main_async(args))
     if args.json:
         print(json.dumps(out, indent=1))

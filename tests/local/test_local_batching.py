@@ -90,6 +90,74 @@ async def test_at_most_workers_batches_run_at_once_and_later_calls_wait_together
     assert sizes == [1, 1, 6] and peak == 2  # the six waiting calls went in one batch
 
 
+async def test_calls_made_together_are_divided_between_free_workers() -> None:
+    # eight samples reaching the same step at once: with two workers free, their calls go in two
+    # batches that run at the same time (one batch would leave a core idle), in order, a call's
+    # items split between them where the halves meet; each call gets exactly its own results
+    lock = threading.Lock()
+    both = threading.Barrier(2, timeout=30)  # each batch waits until the other runs beside it
+    batches: list[list[int]] = []
+
+    def fn(items: list[int]) -> list[int]:
+        with lock:
+            batches.append(list(items))
+        both.wait()
+        return [3 * x for x in items]
+
+    b: CallBatcher[int, int] = CallBatcher(fn, workers=2, share=2)
+    calls = [[10 * i + k for k in range(i % 3 + 1)] for i in range(8)]  # 1, 2 or 3 items each
+    out = await asyncio.gather(*(b.submit(c) for c in calls))
+    assert out == [[3 * x for x in c] for c in calls]
+    flat = [x for c in calls for x in c]
+    assert len(batches) == 2 and sorted(batches) == sorted([flat[:8], flat[8:]])  # 15 items: 8 + 7
+    assert (b.batches, b.items) == (2, len(flat))
+
+
+async def test_calls_are_not_divided_below_the_share_or_without_a_free_worker() -> None:
+    calls: list[list[int]] = []
+
+    def fn(items: list[int]) -> list[int]:
+        calls.append(list(items))
+        return items
+
+    b: CallBatcher[int, int] = CallBatcher(fn, workers=2, share=4)
+    assert await asyncio.gather(*(b.submit([i, i]) for i in range(3))) == [[i, i] for i in range(3)]
+    assert calls == [[0, 0, 1, 1, 2, 2]]  # 6 items: two batches would hold fewer than 4 each
+    one: CallBatcher[int, int] = CallBatcher(fn, workers=1, share=1)
+    calls.clear()
+    assert await asyncio.gather(*(one.submit([i]) for i in range(4))) == [[i] for i in range(4)]
+    assert calls == [[0, 1, 2, 3]]  # one worker: one batch
+    with pytest.raises(ValueError, match="share"):
+        CallBatcher(fn, share=0)
+
+
+async def test_a_failing_call_divided_between_batches_gets_its_error() -> None:
+    seen: list[list[int]] = []
+
+    def fn(items: list[int]) -> list[int]:
+        seen.append(list(items))
+        if any(x < 0 for x in items):
+            raise ValueError(f"negative item in {items}")
+        return [2 * x for x in items]
+
+    b: CallBatcher[int, int] = CallBatcher(fn, workers=2, share=1)
+    ok, bad, ok2 = await asyncio.gather(
+        b.submit([1, 2]), b.submit([3, -1]), b.submit([4, 5]), return_exceptions=True
+    )
+    assert ok == [2, 4] and ok2 == [8, 10]
+    assert isinstance(bad, ValueError)
+    assert b._pending == [] and b._running == {} and b._busy == {}
+
+
+def test_the_models_batchers_divide_calls_between_their_workers() -> None:
+    from ragmeter.local.embedders import EMBED_SHARE, EMBED_WORKERS
+
+    assert USEEmbedder()._batcher().share == (EMBED_SHARE if EMBED_WORKERS > 1 else None)
+    v = OnnxVerifier(cache_size=0)
+    assert asyncio.run(v.entailment(["The sky is blue."], ["The sky is blue."]))[0] > 0.5
+    assert v._batcher is not None and v._batcher.share == 1 and v._batcher.workers == 2
+
+
 def test_works_across_event_loops() -> None:
     calls: list[list[int]] = []
     b = _doubler(calls)

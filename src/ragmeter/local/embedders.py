@@ -81,6 +81,11 @@ def _check_texts(texts: Sequence[str]) -> list[str]:
 # forward pass reads shared weights only and NumPy releases the GIL in its matrix products), so two
 # calls encode at once, one per core, each on one BLAS thread (local/blas.py).
 EMBED_WORKERS = max(1, min(2, os.cpu_count() or 1))
+#: the fewest texts worth an encoder call of their own: when both encoding threads are free, the
+#: texts waiting (say, of eight samples that reached the same step together) are divided between
+#: them in calls of at least this many (a call costs about as much as two more texts; see
+#: :class:`~ragmeter.local.batching.CallBatcher` and docs/performance.md, "Local judge speed")
+EMBED_SHARE = 8
 _EXECUTOR_LOCK = threading.Lock()
 _EXECUTOR: ThreadPoolExecutor | None = None
 
@@ -167,7 +172,9 @@ class _CachedEmbedder:
         model, shared with the calls of other samples in flight (:mod:`ragmeter.local.batching`)."""
         if self._calls is None:
             workers = EMBED_WORKERS if self.thread_safe else 1
-            self._calls = CallBatcher(self._encode_all, workers=workers, executor=_executor())
+            self._calls = CallBatcher(
+                self._encode_all, workers=workers, executor=_executor(), share=EMBED_SHARE if workers > 1 else None
+            )
         return self._calls
 
     def _assemble(
@@ -382,7 +389,9 @@ class USEEmbedder(_CachedEmbedder):
             calls = _USE_BATCHERS.get(self._batch_size)
             if calls is None:  # owned by a cacheless instance, so it keeps no cache alive
                 owner = USEEmbedder(cache_size=0, batch_size=self._batch_size)
-                calls = CallBatcher(owner._encode_all, workers=EMBED_WORKERS, executor=_executor())
+                calls = CallBatcher(
+                    owner._encode_all, workers=EMBED_WORKERS, executor=_executor(), share=EMBED_SHARE
+                )
                 _USE_BATCHERS[self._batch_size] = calls
             return calls
 

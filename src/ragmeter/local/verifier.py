@@ -80,7 +80,8 @@ class BatchedEntailment:
         if len(premises) != len(hypotheses):
             raise ValueError(f"{len(premises)} premises for {len(hypotheses)} hypotheses")
         if self._batcher is None:  # made on first use, one per verifier
-            self._batcher = CallBatcher(self._entail_pairs, workers=self.workers)
+            # each pair is read on its own, so dividing pairs between free workers costs nothing
+            self._batcher = CallBatcher(self._entail_pairs, workers=self.workers, share=1)
         return await self._batcher.submit(list(zip(premises, hypotheses, strict=True)))
 
 
