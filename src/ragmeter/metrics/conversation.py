@@ -62,16 +62,16 @@ def _no_replies(turns: list[tuple[str, str]]) -> Score | None:
 
 
 def _exchange_mean(
-    verdicts: list[TurnVerdict], keeps: str, off_word: str, lang: str, **details: Any
+    verdicts: list[TurnVerdict], keeps: str, off: str, lang: str, **details: Any
 ) -> Score:
-    """The mean of one verdict per answered exchange, its reason ("3 of 4 replies <keeps>; <off_word>:
+    """The mean of one verdict per answered exchange, its reason ("3 of 4 replies <keeps>; <off>
     exchange(s) 2") and details (``details`` first, then the verdicts, their count and the language)."""
     if not verdicts:
         return Score.invalid("NoTurns", "no exchange has both a user message and a reply")
-    off = [v.turn for v in verdicts if not v.ok]
-    reason = f"{len(verdicts) - len(off)} of {len(verdicts)} replies {keeps}"
-    if off:
-        reason += f"; {off_word}: exchange(s) {', '.join(map(str, off))}"
+    missed = [v.turn for v in verdicts if not v.ok]
+    reason = f"{len(verdicts) - len(missed)} of {len(verdicts)} replies {keeps}"
+    if missed:
+        reason += f"; {off} exchange(s) {', '.join(map(str, missed))}"
     return Score(
         value=sum(_value(v) for v in verdicts) / len(verdicts),
         reason=reason,
@@ -104,7 +104,7 @@ class ConversationRelevancy(_ConversationMetric):
             return bad
         lang = self._lang(turns)
         verdicts = await judge.rate_turn_relevance(turns, lang=lang)
-        return _exchange_mean(verdicts, "address their exchange", "off", lang)
+        return _exchange_mean(verdicts, "address their exchange", "off:", lang)
 
 
 @register_metric("knowledge_retention")
@@ -148,20 +148,8 @@ class KnowledgeRetention(_ConversationMetric):
                 "no reply follows the user's first fact: nothing could be forgotten",
                 details={"facts": facts, "turns": _rows(list(check.verdicts)), "lang": lang},
             )
-        forgot = [v.turn for v in judged if not v.ok]
-        reason = f"{len(judged) - len(forgot)} of {len(judged)} replies after the user's facts keep them"
-        if forgot:
-            reason += f"; forgotten in exchange(s) {', '.join(map(str, forgot))}"
-        return Score(
-            value=sum(_value(v) for v in judged) / len(judged),
-            reason=reason,
-            details={
-                "facts": facts,
-                "turns": _rows(judged),
-                "n_facts": len(facts),
-                "n_turns": len(judged),
-                "lang": lang,
-            },
+        return _exchange_mean(
+            judged, "after the user's facts keep them", "forgotten in", lang, facts=facts, n_facts=len(facts)
         )
 
 
@@ -234,7 +222,7 @@ class RoleAdherence(_ConversationMetric):
         lang = self._lang(turns)
         role = sample.system_prompt
         verdicts = await judge.check_role_adherence(role, turns, lang=lang)
-        return _exchange_mean(verdicts, "keep the role", "out of role", lang, role=role)
+        return _exchange_mean(verdicts, "keep the role", "out of role:", lang, role=role)
 
 
 __all__ = ["ConversationCompleteness", "ConversationRelevancy", "KnowledgeRetention", "RoleAdherence"]
