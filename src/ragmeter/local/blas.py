@@ -56,7 +56,7 @@ def _openblas() -> tuple[Callable[[], int], Callable[[int], None]] | None:
 
 
 @lru_cache(maxsize=1)
-def _threadpool_limit() -> Callable[..., Any] | None:
+def threadpool_limit() -> Callable[..., Any] | None:
     """threadpoolctl's ``limit`` of a controller made once: ``threadpool_limits`` would look up the
     loaded libraries on every call (0.4 ms, as long as encoding a short sentence)."""
     try:
@@ -70,7 +70,7 @@ def _threadpool_limit() -> Callable[..., Any] | None:
 @contextmanager
 def single_blas_thread() -> Iterator[None]:
     """Limit BLAS to one thread inside the block (see the module docstring)."""
-    limit = _threadpool_limit()
+    limit = threadpool_limit()
     if limit is not None:
         with limit(limits=1, user_api="blas"):
             yield

@@ -38,6 +38,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from ragmeter.local.blas import threadpool_limit
+
 logger = logging.getLogger("ragmeter.local")
 
 #: bump when the layout of a cache folder changes
@@ -170,16 +172,5 @@ def restore(folder: Path, backend_class: type, sp: Any, threads: int) -> Any | N
         return None
     backend.sp = sp
     backend.threads = threads
-    backend._threadpool = _threadpool_limit()
+    backend._threadpool = threadpool_limit()  # as the package's __init__ sets it: the one controller
     return backend
-
-
-def _threadpool_limit() -> Any:
-    """What the package's backend sets as ``_threadpool``: threadpoolctl's ``limit`` of a
-    controller made once, or None without threadpoolctl."""
-    try:
-        from threadpoolctl import ThreadpoolController
-
-        return ThreadpoolController().limit
-    except Exception:
-        return None
