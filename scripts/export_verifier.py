@@ -6,7 +6,9 @@ and writes into ``src/ragmeter/local/weights/verifier/``:
 - ``model.onnx``: the classifier exported from torch (dynamic batch and sequence axes; inputs
   ``input_ids``, ``attention_mask``, ``token_type_ids``; output ``logits`` of shape (batch, 1)),
   then quantised by ``onnxruntime.quantization.quantize_dynamic`` to int8 with per-channel
-  weights (per-tensor scales lose several points of agreement with fp32);
+  weights (per-tensor scales lose several points of agreement with fp32), then rewritten for
+  unpadded one-pair reading by ``scripts/verifier_graph.py`` (no attention mask, constant head
+  reshapes: the same logits, bit for bit; inputs ``input_ids`` and ``token_type_ids``);
 - ``tokenizer.json``: the base model's WordPiece tokenizer (read with the ``tokenizers`` library);
 - ``training_record.json``: the training record, plus an ``export`` section: file size, and how
   closely the int8 model follows torch on the training run's test split (decision agreement at
@@ -36,6 +38,7 @@ from transformers import BertForSequenceClassification
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import train_verifier as tv
 import verifier_data as vd
+import verifier_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "src" / "ragmeter" / "local" / "weights" / "verifier"
@@ -116,6 +119,7 @@ def main() -> None:
         fp32 = Path(tmp) / "fp32.onnx"
         export_fp32(model, fp32)
         quantize(fp32, target / "model.onnx")
+    graph = verifier_graph.rewrite(target / "model.onnx", target / "model.onnx")
     shutil.copy(tv.base_model_dir() / "tokenizer.json", target / "tokenizer.json")
     size = (target / "model.onnx").stat().st_size
     if size > MAX_BYTES:
@@ -139,6 +143,7 @@ def main() -> None:
         "script": "scripts/export_verifier.py",
         "checkpoint": Path(args.checkpoint).name,
         "format": "ONNX opset 17, onnxruntime quantize_dynamic: int8 weights, per-channel, uint8 activations",
+        "graph_rewrite": {"script": "scripts/verifier_graph.py", **graph},
         "bytes": size,
         "check": {
             "pairs": len(test),

@@ -19,6 +19,11 @@ range and its padding, and its probability moves with them (by up to 0.2 on the 
 set, 0.02 on average). Read alone, a pair's probability does not depend on what else is in flight,
 and it is also cheaper: a padded batch spends more on padding than batching saves
 (docs/performance.md, "Local judge speed"). Results are cached per (premise, hypothesis).
+
+Since nothing is padded, the packaged graph has no attention mask: ``scripts/verifier_graph.py``
+removed it from the exported graph, with the softmax guard that goes with it (the same logits bit
+for bit, at about 14% less time a pair). A model without an ``attention_mask`` input is always
+read one pair at a time.
 """
 
 from __future__ import annotations
@@ -105,13 +110,14 @@ def packaged_model_dir() -> Path:
 class OnnxVerifier(BatchedEntailment):
     """A one-logit BERT-style cross-encoder exported to ONNX, read with onnxruntime.
 
-    ``path``: a folder with ``model.onnx`` (inputs ``input_ids``, ``attention_mask``,
-    ``token_type_ids``; output ``logits`` of shape (batch, 1)) and ``tokenizer.json``; default:
-    the packaged verifier. ``threads``: onnxruntime intra-op threads (default 1: the judge reads few
+    ``path``: a folder with ``model.onnx`` (inputs ``input_ids``, ``token_type_ids`` and, for a
+    model that can read padded batches, ``attention_mask``; output ``logits`` of shape (batch, 1))
+    and ``tokenizer.json``; default: the packaged verifier (no ``attention_mask``: it reads one pair
+    at a time). ``threads``: onnxruntime intra-op threads (default 1: the judge reads few
     claims a sample and the embedder already keeps both cores busy; measured in docs/performance.md).
-    ``batch_size``: pairs per model run (default 1; more only for a model without dynamic
-    quantisation, whose probabilities do not depend on the batch: pairs are then sorted by length
-    and padded per run).
+    ``batch_size``: pairs per model run (default 1; more only for a model with an
+    ``attention_mask`` input and without dynamic quantisation, whose probabilities do not depend on
+    the batch: pairs are then sorted by length and padded per run).
     """
 
     #: two batches at once, one per core: an onnxruntime session may run in several threads, and
@@ -143,6 +149,7 @@ class OnnxVerifier(BatchedEntailment):
         self._load_lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
+        self._masked = True  # whether the model takes an attention_mask (read when it loads)
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._cache_size = max(0, int(cache_size))
         self._cache_lock = threading.Lock()
@@ -165,6 +172,16 @@ class OnnxVerifier(BatchedEntailment):
                     )
                 except Exception as exc:
                     raise ConfigError(f"cannot load the verifier from {str(self.path)!r}: {exc}") from exc
+                names = {i.name for i in session.get_inputs()}
+                missing = sorted({"input_ids", "token_type_ids"} - names)
+                if missing:
+                    raise ConfigError(f"the verifier in {str(self.path)!r} has no {missing[0]} input")
+                if "attention_mask" not in names and self.batch_size > 1:
+                    raise ConfigError(
+                        f"the verifier in {str(self.path)!r} has no attention_mask input, so it reads one "
+                        f"pair at a time: batch_size must be 1, got {self.batch_size}"
+                    )
+                self._masked = "attention_mask" in names
                 tok.no_padding()
                 tok.enable_truncation(max_length=self.max_length, strategy="longest_first")
                 self._tokenizer = tok
@@ -188,9 +205,10 @@ class OnnxVerifier(BatchedEntailment):
                 ids[r, :n] = encs[i].ids
                 types[r, :n] = encs[i].type_ids
                 mask[r, :n] = 1
-            (logits,) = session.run(
-                ["logits"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            )
+            feeds = {"input_ids": ids, "token_type_ids": types}
+            if self._masked:
+                feeds["attention_mask"] = mask
+            (logits,) = session.run(["logits"], feeds)
             out[idx] = 1.0 / (1.0 + np.exp(-np.asarray(logits, dtype=np.float64)[:, 0]))
         return out.tolist()
 
