@@ -814,7 +814,13 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--fail-rate", type=float, default=0.0)
     args = ap.parse_args()
-    with FakeOpenAIServer(latency_s=args.latency, fail_rate=args.fail_rate) as server:
+    with FakeOpenAIServer(latency_s=0.0, fail_rate=0.0) as server:
+        # One reply made before serving: the responder's first takes 5-10 ms more than the rest
+        # (first calls of its JSON and regex machinery), which would make a bench's first wave late
+        # by the server's own start-up, not the client's.
+        server.handle("/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "Warm-up."}]})
+        server.latency_s, server.fail_rate = args.latency, args.fail_rate
+        server.reset_counters()
         print(server.url, flush=True)
         sys.stdin.read()
 

@@ -388,9 +388,10 @@ async def test_warm_up_loads_an_in_process_embedder_once_the_first_reply_is_in()
 
 async def test_warm_up_without_llm_steps_loads_at_once_and_skips_what_it_need_not_load() -> None:
     emb = CountingEmbedder()
-    judge, _ = judge_with([], embedder=emb)
+    judge, _ = judge_with([json.dumps({"questions": ["q?"], "noncommittal": 0})], embedder=emb)
     await judge.warm_up({"embed"})
     assert emb.calls == [["warm-up"]]
+    await judge.generate_questions("An answer.")  # the first wave is out: no wait below
     await judge.warm_up({"generate_questions"})  # no embed step: nothing to load
     assert emb.calls == [["warm-up"]]
     remote = ModelClient(FakeEmbeddingProvider(), FAST)

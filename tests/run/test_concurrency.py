@@ -135,6 +135,31 @@ def test_the_progress_bar_shows_requests_in_flight() -> None:
         plain.close()
 
 
+async def test_the_summary_tools_load_while_the_first_wave_waits_on_the_endpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the run's summary needs is loaded once the judge's warm-up says the process only
+    waits (first wave out, models loaded: no embedder here), before any reply, not when the first job is done
+    (that is the first reply, whose wave it would slow); and only once."""
+    import asyncio
+
+    from ragmeter.run import executor
+
+    loads: list[int] = []
+    with FakeOpenAIServer(latency_s=0.3) as server:
+        monkeypatch.setattr(executor, "load_summary_tools", lambda: loads.append(server.total_requests - server.in_flight))
+        judge = make_judge("openai-compatible:fake-model", base_url=server.url)
+        try:
+            result = await asyncio.wait_for(
+                ragmeter.aevaluate(_rows(3), ["faithfulness", "context_precision"], judge, concurrency=2, out=tmp_path),
+                60,
+            )
+        finally:
+            await judge.aclose()
+    assert result.summary()["faithfulness"].n_scored == 3
+    assert loads == [0]  # once, with no reply in yet (two requests out: the first wave)
+
+
 async def test_the_runner_warms_the_judge_beside_the_jobs_and_never_waits_on_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -48,7 +48,8 @@ returns False from ``supports(step)`` so the runner can refuse the run before an
 Optional: ``async warm_up(steps)`` loads what the run's steps need and the judge would otherwise
 load on first use (a model); the runner starts it beside the first jobs, so the load overlaps
 with them (an LLM judge waits until its first wave of requests is out), and cancels it if the
-run ends first.
+run ends first. When it returns, the runner takes the process to be waiting on the judge and
+loads what the run's summary will need (:func:`ragmeter.run.executor.load_summary_tools`).
 """
 
 from __future__ import annotations

@@ -205,17 +205,19 @@ class LLMJudge(MoreSteps, ConversationSteps):
             self.embedder.set_run_concurrency(n)
 
     async def warm_up(self, steps: Collection[str]) -> None:
-        """Load what ``steps`` need and would otherwise load on first use: an in-process
-        embedder's model (the local one: NumPy, its weights and tokenizer, about 0.7 s, mostly
-        outside the interpreter lock), in a worker thread, once the run's first wave of requests
-        is out (:meth:`ModelClient.first_wave_out`). Then the load overlaps with waiting on the
-        endpoint instead of delaying those requests, and the first sample that embeds finds the
-        model ready. A failure is left to that first real call, which reports it on its own score."""
+        """Return once the run's first wave of requests is out (:meth:`ModelClient.first_wave_out`)
+        and what ``steps`` need, and would otherwise load on first use, is loaded: an in-process
+        embedder's model (the local one: NumPy, its weights and tokenizer, about 0.3-0.7 s, mostly
+        outside the interpreter lock), in a worker thread. Then the load overlaps with waiting on
+        the endpoint instead of delaying those requests, the first sample that embeds finds the
+        model ready, and the runner knows the process is only waiting (it loads what the run's
+        summary needs then). With no LLM step there is no wave to wait for. A failure is left to
+        the first real call, which reports it on its own score."""
+        if any(step != "embed" for step in steps):
+            await self.client.first_wave_out()
         emb = self.embedder
         if "embed" not in steps or emb is None or isinstance(emb, ModelClient):
             return  # a remote embedder loads nothing here (and a probe would cost a request)
-        if any(step != "embed" for step in steps):
-            await self.client.first_wave_out()
         with contextlib.suppress(Exception):
             load = getattr(emb, "load", None)
             if callable(load):  # the local embedders: imports and loads in their own threads

@@ -209,6 +209,19 @@ class Recorder:
         self.done = 0
         self._progress = Progress(total, enabled=progress, in_flight=in_flight)
         self._commit_task: asyncio.Future[None] | None = None
+        self._summary_tools_started = False
+
+    def prefetch_summary_tools(self) -> None:
+        """Load what the run's summary will need (:func:`load_summary_tools`) in a thread, once:
+        when the judge's warm-up says the process is only waiting on the endpoint (its first wave
+        of requests is out, its models are loaded), else when the first job is done. Loaded at
+        the first reply instead, those imports would hold the interpreter lock while the first
+        wave of replies is turned into the next requests."""
+        if self._summary_tools_started:
+            return
+        with contextlib.suppress(RuntimeError):  # no running loop (a synchronous caller)
+            asyncio.get_running_loop().run_in_executor(None, load_summary_tools)
+            self._summary_tools_started = True
 
     def on_retry(self, notice: Any) -> None:
         """A judge call waits to be retried: the progress bar says so (see :class:`Progress`)."""
@@ -217,9 +230,8 @@ class Recorder:
     def add(self, row: ScoreRow, calls: Sequence[Any] | None = None) -> None:
         """Record one finished job. ``calls``: its model calls as records (default: ``row.calls``)."""
         self.done += 1
-        if self.done == 1:  # the run is under way: load what its summary will need, in a thread
-            with contextlib.suppress(RuntimeError):  # no running loop (a synchronous caller)
-                asyncio.get_running_loop().run_in_executor(None, load_summary_tools)
+        if self.done == 1:  # the run is under way (if the judge's warm-up has not said so before)
+            self.prefetch_summary_tools()
         if self.store is not None:
             self.store.record_score(
                 self.run_id, row.idx, row.metric, row.score, row.calls if calls is None else calls, row.duration_s
@@ -311,7 +323,13 @@ async def run_jobs(
         finally:
             current_retry_listener.reset(listening)
         warm_up = getattr(judge, "warm_up", None)
-        warming = asyncio.ensure_future(warm_up(steps)) if callable(warm_up) and total else None
+
+        async def warm() -> None:
+            assert callable(warm_up)
+            await warm_up(steps)
+            recorder.prefetch_summary_tools()
+
+        warming = asyncio.ensure_future(warm()) if callable(warm_up) and total else None
         try:
             await gather_or_cancel(tasks)
         finally:
