@@ -10,7 +10,7 @@ from ragmeter.local.calibration import Combiner, fixed, load_combiner, sigmoid
 from ragmeter.local.claims import extract_claims
 from ragmeter.local.features import analyze, antonym_conflict, coverage, stem
 from ragmeter.local.relevance import answer_type, question_needs
-from ragmeter.local.support import ENTAIL, SUPPORT_FEATURES
+from ragmeter.local.support import ENTAIL, RULE_FEATURES, SUPPORT_FEATURES
 from ragmeter.statements import is_evasive, is_filler, is_refusal
 
 
@@ -194,6 +194,7 @@ async def test_claim_features_are_the_rows_the_packaged_combiner_reads() -> None
         ["I think the tower was completed in 1889.", "铁塔位于巴黎。"],
         ["The tower is in Paris. It was completed in 1889.", "埃菲尔铁塔位于巴黎。"],
     )
-    assert set(judge.support.features) <= set(en) and set(judge.support_plain.features) == set(zh)
+    assert set(judge.support.features) <= set(en)
+    assert set(judge.support_plain.features) | set(RULE_FEATURES) == set(zh)
     assert en["first_person"] == 0.0  # the hedge is off before the features are read
     assert await judge.claim_features([], ["x"]) == []

@@ -45,6 +45,18 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60
 _NUMBER_WORDS.update({"eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000"})
 _NUMBER_WORDS.update({"twice": "2", "dozen": "12"})
 del _NUMBER_WORDS["one"]  # mostly a pronoun ("one of the", "the one who")
+# ordinals from "third" on ("sixteenth century" = "16th century"; "first" and "second" are mostly
+# not counts: "first released", "a second time")
+_NUMBER_WORDS.update(
+    {
+        w: str(i)
+        for i, w in enumerate(
+            "_ _ _ third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+            "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()
+        )
+        if i >= 3
+    }
+)
 
 _ZH_DIGITS = {
     "零": 0,
@@ -264,12 +276,104 @@ def analyze(text: str) -> TextFeatures:
     )
 
 
+_SLOT_RE = re.compile(
+    r"(\d+(?:[.,]\d+)*)([十百千万亿]*)\s*([A-Za-z%]+|[\u3400-\u4dbf\u4e00-\u9fff])?"
+)
+_EN_NUMBER_SLOT_RE = re.compile(r"\b([A-Za-z]+)\b(?=(?:\s+([A-Za-z]+))?)")
+_ZH_NUMBER_SLOT_RE = re.compile(r"([零〇一二两三四五六七八九十百千万]{1,6})([\u3400-\u4dbf\u4e00-\u9fff])")
+_YEAR = "(year)"
+
+
+def _slot(value: str, unit: str) -> tuple[str, str]:
+    if unit in ("", "年") and value.isdigit() and len(value) == 4 and 1000 <= int(value) <= 2100:
+        return value, _YEAR
+    return value, unit
+
+
+@lru_cache(maxsize=65536)
+def number_slots(text: str) -> frozenset[tuple[str, str]]:
+    """(number, unit) of each number of ``text``, the unit being the word or ideograph right after
+    it ("42 million" -> ("42", "million"), "8月" -> ("8", "月"), "fourteen satellites" ->
+    ("14", "satellit")) and a year standing on its own (1000-2100: "in 1889") having the unit
+    "(year)". Two texts that give one slot different numbers state different values: a swap."""
+    s = _norm(text)
+    out: set[tuple[str, str]] = set()
+    for m in _SLOT_RE.finditer(s):
+        unit = m.group(3) or ""
+        if m.group(2):  # 5700万元: one number, its unit the ideograph after the multiplier
+            value = float(m.group(1).replace(",", ""))
+            for c in m.group(2):
+                value *= _ZH_MULTIPLIERS[c]
+            number = _canon_number(f"{value:.6f}")
+        else:
+            number = _canon_number(m.group(1))
+        unit = unit if is_cjk(unit[:1]) or unit == "%" else stem(unit) if unit else ""
+        out.add(_slot(number, unit))
+    for m in _EN_NUMBER_SLOT_RE.finditer(s):
+        low = m.group(1).lower()
+        if low in _NUMBER_WORDS:
+            out.add((_NUMBER_WORDS[low], stem(m.group(2)) if m.group(2) else ""))
+    for m in _ZH_NUMBER_SLOT_RE.finditer(s):
+        if m.start() > 0 and s[m.start() - 1].isdigit():
+            continue  # the multiplier of 5700万, read above
+        if m.group(2) in _ZH_COUNTERS:
+            val = _zh_number(m.group(1))
+            if val is not None:
+                out.add(_slot(str(val), m.group(2)))
+    return frozenset(out)
+
+
+def number_swap(claim_text: str, context_slots: frozenset[tuple[str, str]], context_numbers: frozenset[str]) -> bool:
+    """A number of the claim is absent from the contexts, and the contexts give the same slot
+    (unit, or a year) another number the claim lacks: "revenue of $57 million" against "$42
+    million", "2021年8月" against "2021年5月". A number the contexts lack without a counterpart
+    ("two thirds" against "71 percent") is a paraphrase or an addition, not a swap."""
+    slots = number_slots(claim_text)
+    claim_numbers = {n for n, _ in slots}
+    for number, unit in slots:
+        if number in context_numbers or not unit:
+            continue
+        if any(u == unit and n not in claim_numbers for n, u in context_slots):
+            return True
+    return False
+
+
+#: the English antonyms by stem too, so inflected forms match ("raises" / "lowers")
+_EN_ANTONYM_STEMS: dict[str, frozenset[str]] = {}
+for _word, _opposites in EN_ANTONYMS.items():
+    _EN_ANTONYM_STEMS[stem(_word)] = _EN_ANTONYM_STEMS.get(stem(_word), frozenset()) | {stem(o) for o in _opposites}
+
+
+_NO_COMPARATIVE_RE = re.compile(
+    r"^\s*No (?P<cls>[A-Za-z][\w'’ -]*?) (?P<vp>(?:is|are|was|were|has|have|had|[a-z]+s|[a-z]+ed)"
+    r"(?: [a-z]+){0,2}? (?:more|less|fewer|[a-z]+er)(?: [a-z]+)?) than (?P<other>[^,;]+?)\s*(?P<end>[.!]?)\s*$"
+)
+
+
+def positive_comparative(text: str) -> str:
+    """A negated comparative said the positive way: "No hot desert is bigger than the Sahara." ->
+    "The Sahara is bigger than any other hot desert." (a superlative in other words: it has no
+    negation to flip, and the verifier, which misreads the negated form, reads this one). Any
+    other text is returned as it is."""
+    m = _NO_COMPARATIVE_RE.match(text)
+    if (
+        m is None
+        or len(m.group("cls").split()) > 6
+        or m.group("cls").lower() in ("one", "body", "other")
+        or m.group("other").lower() in ("me", "him", "her", "us", "them", "it", "you", "that", "this")
+    ):
+        return text
+    other = m.group("other")
+    other = other[0].upper() + other[1:]
+    return f"{other} {m.group('vp')} than any other {m.group('cls')}{m.group('end') or '.'}"
+
+
 def antonym_conflict(
     claim: TextFeatures, claim_text: str, evidence: TextFeatures, evidence_text: str
 ) -> bool:
     """The claim uses a word whose opposite is in the evidence, and the evidence lacks the word."""
     for term in claim.terms:
-        opposites = EN_ANTONYMS.get(term)
+        opposites = _EN_ANTONYM_STEMS.get(term)
         if opposites and term not in evidence.terms and any(o in evidence.terms for o in opposites):
             return True
     # stop-word antonyms (before/after, more/less...) are not terms: look at the raw words

@@ -43,7 +43,7 @@ from ragmeter.local.calibration import Combiner, load_combiner
 from ragmeter.local.calibration_file import Calibration, check_features, load_calibration
 from ragmeter.local.claims import extract_claims as _extract_claims
 from ragmeter.local.embedders import Embedder, default_embedder
-from ragmeter.local.features import analyze
+from ragmeter.local.features import analyze, positive_comparative
 from ragmeter.local.relevance import (
     SENTENCE_RELEVANCE,
     informativeness,
@@ -207,10 +207,14 @@ class LocalJudge:
     async def _features(self, claims: Sequence[str], ctx: ContextIndex) -> list[SupportFeatures]:
         # a hedged claim is verified without its hedge ("I think it opened in 1925" reads as "It
         # opened in 1925"); the metrics take it off before they ask, this serves direct callers
-        bare = [split_hedge(c).text or c for c in claims]
+        # and a negated comparative is read the positive way ("No hot desert is bigger than the
+        # Sahara." as "The Sahara is bigger than any other hot desert.")
+        bare = [positive_comparative(split_hedge(c).text or c) for c in claims]
         emb = await self._embed([*bare, *ctx.sentences])
         sims = emb[: len(bare)] @ emb[len(bare) :].T
-        return await claim_support(bare, ctx, sims, self.verifier, self.verify_gate, self.verify_band)
+        return await claim_support(
+            bare, ctx, sims, self.verifier, self.verify_gate, self.verify_band, embed=self._embed
+        )
 
     async def claim_features(self, claims: Sequence[str], contexts: Sequence[str]) -> list[dict[str, float]]:
         """The named features the support combiner reads for each claim against ``contexts``

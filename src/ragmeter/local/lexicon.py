@@ -129,6 +129,11 @@ _EN_ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
     ("allowed", "banned"),
     ("support", "oppose"),
     ("supported", "opposed"),
+    ("raise", "lower"),
+    ("rose", "fell"),
+    ("grow", "shrink"),
+    ("gain", "lose"),
+    ("widen", "narrow"),
 )
 _ZH_ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
     ("增加", "减少"),
@@ -151,6 +156,9 @@ _ZH_ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
     ("开始", "结束"),
     ("相同", "不同"),
     ("安全", "危险"),
+    ("升高", "降低"),
+    ("提高", "降低"),
+    ("增长", "下降"),
 )
 
 

@@ -35,21 +35,36 @@ given a window (itself and its neighbours in the same context). Then:
 A logistic combiner turns them into ``p``; ``supported = p >= 0.5``. Both combiners are trained by
 ``scripts/train_local_combiner.py``: ``weights/support.json`` with ``entail`` (English claims with
 the verifier) and ``weights/support_plain.json`` without it (Chinese claims, or no verifier).
+
+Then two rules (:func:`support_probability`) that no combiner reads off overlap-heavy training
+data: a contradiction the features confirm (:data:`RULE_FEATURES`: a number the contexts give
+another value in the same slot, a confirmed negation flip, an antonym, a Chinese character swap)
+caps ``p`` at :data:`CONTRADICTED_CAP`; a confident entailment with no such sign floors it at
+:data:`ENTAILED_FLOOR`.
 """
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ragmeter.local.calibration import Combiner
-from ragmeter.local.features import TextFeatures, analyze, antonym_conflict, coverage
-from ragmeter.local.lexicon import ZH_STOPCHARS
+from ragmeter.local.features import (
+    TextFeatures,
+    analyze,
+    antonym_conflict,
+    coverage,
+    number_slots,
+    number_swap,
+    stem,
+)
+from ragmeter.local.lexicon import EN_STOPWORDS, ZH_STOPCHARS
 from ragmeter.local.verifier import Verifier
 from ragmeter.text import split_sentences, tokenize
 
@@ -72,6 +87,8 @@ SUPPORT_FEATURES: tuple[str, ...] = (
 )
 #: the verifier's feature; a combiner that lists it is fed by the verifier
 ENTAIL = "entail"
+#: features no combiner reads: the rules of :func:`support_probability` do
+RULE_FEATURES: tuple[str, ...] = ("num_swap", "term_swap", "neg_confirmed")
 #: best-aligned context sentences of each claim whose premises the verifier may read
 TOP_PREMISES = 2
 #: an entailment probability at which the first premise settles the claim (no second round)
@@ -102,6 +119,8 @@ class ContextIndex:
     all_entities: frozenset[str]
     all_bigrams: frozenset[tuple[str, str]]
     all_words: frozenset[str]
+    all_slots: frozenset[tuple[str, str]] = frozenset()  # (number, unit) pairs (number_slots)
+    all_stems: frozenset[str] = frozenset()  # stems of all_words (swap_candidates)
 
 
 def token_bigrams(text: str) -> set[tuple[str, str]]:
@@ -143,9 +162,11 @@ def index_contexts(contexts: Sequence[str]) -> ContextIndex:
     all_entities: set[str] = set()
     all_bigrams: set[tuple[str, str]] = set()
     all_words: set[str] = set()
+    all_slots: set[tuple[str, str]] = set()
     for sent in sentences:
         all_bigrams |= token_bigrams(sent)
         all_words.update(tokenize(sent))
+        all_slots |= number_slots(sent)
     for f in feats:
         all_terms |= f.terms
         all_numbers |= f.numbers
@@ -160,6 +181,8 @@ def index_contexts(contexts: Sequence[str]) -> ContextIndex:
         frozenset(all_entities),
         frozenset(all_bigrams),
         frozenset(all_words),
+        frozenset(all_slots),
+        frozenset(stem(w) for w in all_words),
     )
 
 
@@ -192,6 +215,7 @@ class SupportFeatures:
     values: dict[str, float]
     best: int  # index of the best-aligned context sentence (-1: none)
     top: tuple[int, ...] = ()  # the verifier's TOP_PREMISES sentences, best first
+    swaps: tuple[tuple[str, str], ...] = ()  # swap_candidates: (claim words, sentence words)
 
 
 def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> SupportFeatures:
@@ -217,15 +241,48 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
     if cf.has_cjk:  # Chinese has no capitals: a name is a run of ideographs the contexts lack
         ent_novel = max(ent_novel, zh_novel_share(claim, ctx.all_words))
     sent_cov = coverage(cf.terms, bf.terms)
-    neg_flip = (
-        1.0
-        if (
-            max(sent_cov, cov_best) >= 0.5  # the cheap test first: clauses are split only when it holds
-            and cf.negated != _aligned_clause(cf, ctx.sentences[best], bf).negated
+    neg_flip = 0.0
+    neg_confirmed = 0.0
+    if max(sent_cov, cov_best, max(own[i] for i in top)) >= 0.5:  # the cheap test first
+        # the clause that shares most of the claim's terms, in the best-aligned sentence or in
+        # one of the verifier's premises ("Loans can be renewed, but reference books cannot be
+        # borrowed" for "Reference books can be borrowed for three weeks", whose best-aligned
+        # sentence is the one about three weeks)
+        # (a tie goes to the clause with fewer terms of its own beyond the claim's)
+        clause = max(
+            (_aligned_clause(cf, ctx.sentences[i], ctx.features[i]) for i in dict.fromkeys((best, *top))),
+            key=lambda f: (coverage(cf.terms, f.terms), coverage(f.terms, cf.terms)),
         )
+        if cf.negated != clause.negated:
+            neg_flip = 1.0
+            shares = sorted((coverage(cf.terms, clause.terms), coverage(clause.terms, cf.terms)))
+            # confirmed: the claim and the clause say mostly the same (one covers the other, at
+            # least half of each is shared), and the flip is not only a leading answer word ("No,
+            # ...", "Not really, ...": it answers the question, it does not negate the statement)
+            lead = _ANSWER_LEAD_RE.match(claim)
+            if (
+                shares[1] >= NEG_CONFIRMED_COVERAGE
+                and shares[0] >= 0.5
+                and len(cf.terms & clause.terms) >= 2
+                and (lead is None or analyze(claim[lead.end() :]).negated != clause.negated)
+            ):
+                neg_confirmed = 1.0
+    swaps = (  # Chinese claims only (see swap_candidates)
+        tuple(
+            dict.fromkeys(
+                pair
+                for i in dict.fromkeys((*top, best))
+                for pair in swap_candidates(claim, ctx.sentences[i], ctx.all_stems)
+            )
+        )
+        if cf.has_cjk
+        else ()
+    )
+    antonym = (
+        1.0
+        if any(antonym_conflict(cf, claim, ctx.features[i], ctx.sentences[i]) for i in dict.fromkeys((best, *top)))
         else 0.0
     )
-    antonym = 1.0 if antonym_conflict(cf, claim, bf, ctx.sentences[best]) else 0.0
     values = {
         "sim_max": float(np.max(sims)),
         "cov_best": cov_best,
@@ -238,8 +295,76 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         "first_person": 1.0 if _FIRST_PERSON_RE.search(claim) else 0.0,
         "bigram_cov": _bigram_cov(claim, ctx.all_bigrams),
         "word_cov": coverage(frozenset(tokenize(claim)), ctx.all_words),
+        # rule features (:func:`support_probability`), not read by the combiners
+        "num_swap": 1.0 if cf.numbers and number_swap(claim, ctx.all_slots, ctx.all_numbers) else 0.0,
+        "term_swap": 1.0 if swaps else 0.0,
+        "neg_confirmed": neg_confirmed,
     }
-    return SupportFeatures(values, best, top)
+    return SupportFeatures(values, best, top, swaps)
+
+
+_ANSWER_LEAD_RE = re.compile(
+    r"^\s*(?:no|nope|nah|not really|not exactly|not quite|yes|yeah|yep|well|oh|ok|okay)\s*[,.!:;]\s*",
+    re.IGNORECASE,
+)
+#: a negation flip confirms a contradiction when the claim's terms are at least this share of
+#: the aligned clause's (:func:`support_probability`)
+NEG_CONFIRMED_COVERAGE = 0.75
+#: a swap is at most this many words (Chinese: characters) on either side
+SWAP_MAX = 3
+#: share of the claim's words that must match the sentence for a substitution to be a swap
+SWAP_MATCHED = 0.6
+#: a swap candidate whose two sides have at least this cosine is a synonym, not a swap
+#: ("purchasing" / "buying" 0.93, "went" / "reached" 0.73; "liver" / "pancreas" 0.64)
+SWAP_SYNONYM = 0.7
+
+
+def _novel_content(tokens: Sequence[str], replaced: Sequence[str], context_stems: frozenset[str]) -> bool:
+    """The claim's tokens are content the contexts lack: not stop words, no stem of theirs in the
+    contexts, not a shortening of the replaced words ("pro" for "professional", "US" for "United
+    States")."""
+    content = [t for t in tokens if t not in EN_STOPWORDS and t not in ZH_STOPCHARS]
+    if not content or any(stem(t) in context_stems for t in content):
+        return False
+    joined = "".join(replaced)
+    initials = "".join(t[0] for t in replaced if t)
+    return not any(joined.startswith(t) or t == initials for t in content if t.isascii())
+
+
+def swap_candidates(claim: str, sentence: str, context_stems: frozenset[str]) -> list[tuple[str, str]]:
+    """The (claim words, sentence words) pairs where the claim is ``sentence`` with a few words
+    (Chinese: characters) replaced by words the contexts lack, between words it shares with it:
+    "Insulin is a hormone produced by the liver." against "Insulin is a hormone produced by the
+    pancreas." -> ("liver", "pancreas"); "故宫位于南京市中心" against "故宫位于北京市中心" -> ("南",
+    "北"), a one-character swap. The replaced part is at most :data:`SWAP_MAX` tokens on either
+    side, follows at least two shared tokens and is followed by a shared one or ends the claim,
+    and :data:`SWAP_MATCHED` of the claim is shared. A paraphrase rewords more than that; a synonym
+    put in one word's place is a candidate too, which :func:`claim_support` drops by the words'
+    cosine (:data:`SWAP_SYNONYM`). The judge reads it for Chinese claims only, which the verifier
+    does not read: on English dialogue (BEGIN) a word put in another's place is mostly a synonym
+    the cosine does not catch, and the verifier reads the claim anyway (docs/local-judge.md)."""
+    a = tokenize(claim)
+    b = tokenize(sentence)
+    if len(a) < 3 or not b:
+        return []
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    matched = sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal")
+    if matched < SWAP_MATCHED * len(a):
+        return []
+    out: list[tuple[str, str]] = []
+    for k, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if tag != "replace" or i2 - i1 > SWAP_MAX or j2 - j1 > SWAP_MAX:
+            continue
+        before = ops[k - 1] if k > 0 else None
+        after = ops[k + 1] if k + 1 < len(ops) else None
+        if before is None or before[0] != "equal" or before[2] - before[1] < 2:
+            continue
+        if i2 < len(a) and (after is None or after[0] != "equal"):
+            continue
+        if _novel_content(a[i1:i2], b[j1:j2], context_stems):
+            joiner = "" if analyze(claim).has_cjk else " "
+            out.append((joiner.join(a[i1:i2]), joiner.join(b[j1:j2])))
+    return out
 
 
 _CJK_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -318,6 +443,10 @@ def explain(values: dict[str, float], p: float) -> str:
         parts.append("negation differs from the closest context sentence")
     if values["antonym"] > 0:
         parts.append("the closest context sentence says the opposite")
+    if values.get("num_swap", 0) > 0:
+        parts.append("the contexts give this number another value")
+    if values.get("term_swap", 0) > 0:
+        parts.append("words of the closest context sentence are replaced")
     if ENTAIL in values:
         parts.append(f"entailment {values[ENTAIL]:.2f}")
     return "; ".join(parts) + " (local judge)"
@@ -346,6 +475,7 @@ async def claim_support(
     verifier: Verifier | None,
     plain: Combiner | None = None,
     band: tuple[float, float] = (0.0, 1.0),
+    embed: Callable[[list[str]], Awaitable[np.ndarray]] | None = None,
 ) -> list[SupportFeatures]:
     """Features of each claim; ``sims``: (len(claims), n_sentences) cosines.
 
@@ -353,8 +483,16 @@ async def claim_support(
     over their premises (module docstring), in at most two verifier calls for all claims: the
     first premise of each, then :func:`second_premises` for those it did not settle. Only claims
     whose ``plain`` probability lies inside ``band`` are read (with no ``plain``, all). Chinese
-    claims and premises are not read (the verifier's vocabulary is English)."""
+    claims and premises are not read (the verifier's vocabulary is English). With ``embed`` (the
+    judge's embedder), a swap candidate whose two sides are synonyms (:data:`SWAP_SYNONYM`) is
+    dropped from ``term_swap``, in one call for all claims; without it every candidate counts."""
     feats = [support_features(c, ctx, sims[i]) for i, c in enumerate(claims)]
+    pairs = list(dict.fromkeys(pair for f in feats for pair in f.swaps))
+    if pairs and embed is not None:
+        emb = np.asarray(await embed([t for pair in pairs for t in pair]), dtype=np.float64)
+        synonym = {pair: float(emb[2 * k] @ emb[2 * k + 1]) >= SWAP_SYNONYM for k, pair in enumerate(pairs)}
+        for f in feats:
+            f.values["term_swap"] = 1.0 if any(not synonym[pair] for pair in f.swaps) else 0.0
     if verifier is None:
         return feats
     read: list[int] = []
@@ -396,8 +534,42 @@ def reads_entail(values: Mapping[str, float], combiner: Combiner) -> bool:
     return ENTAIL in values and ENTAIL in combiner.features
 
 
+#: the most a claim whose contradiction the features confirm reads (:func:`support_probability`)
+CONTRADICTED_CAP = 0.3
+#: the least a claim the verifier entails confidently reads, at :data:`CONFIDENT` (rising to
+#: :data:`ENTAILED_FLOOR_TOP` at entailment 1)
+ENTAILED_FLOOR = 0.7
+ENTAILED_FLOOR_TOP = 0.8
+
+
+def contradiction_confirmed(values: Mapping[str, float]) -> bool:
+    """The features find the claim at odds with the contexts in a way a reader sees at once: a
+    number the contexts give another value in the same slot (``num_swap``), a negation the
+    aligned clause lacks (or has) with most of the claim's terms in that clause
+    (``neg_confirmed``), an antonym of the aligned sentence's word (``antonym``), or, unless the
+    verifier entails the claim confidently, a few characters of an otherwise copied sentence
+    replaced by ones the contexts lack (``term_swap``, Chinese claims)."""
+    if values.get("num_swap", 0.0) > 0 or values.get("neg_confirmed", 0.0) > 0 or values.get("antonym", 0.0) > 0:
+        return True
+    return values.get("term_swap", 0.0) > 0 and values.get(ENTAIL, 0.0) < CONFIDENT
+
+
 def support_probability(feats: SupportFeatures, combiner: Combiner, plain: Combiner) -> float:
     """P(supported): ``combiner`` (which reads :data:`ENTAIL`) when the verifier read the claim,
-    else ``plain`` (:func:`reads_entail`)."""
-    use = combiner if reads_entail(feats.values, combiner) else plain
-    return min(max(use.probability(feats.values), 0.0), 1.0)
+    else ``plain`` (:func:`reads_entail`); then two rules the combiners, fitted on overlap-heavy
+    data, do not learn. A contradiction the features confirm (:func:`contradiction_confirmed`)
+    caps it at :data:`CONTRADICTED_CAP`, whatever the verifier says (it reads numbers and swapped
+    words poorly); otherwise, when the verifier entails the claim confidently (>= :data:`CONFIDENT`)
+    and the claim brings no name the contexts lack and no negation flip, it reads supported: at
+    least :data:`ENTAILED_FLOOR`, whatever the lexical overlap."""
+    values = feats.values
+    entail = reads_entail(values, combiner)
+    use = combiner if entail else plain
+    p = min(max(use.probability(values), 0.0), 1.0)
+    if contradiction_confirmed(values):
+        return min(p, CONTRADICTED_CAP)
+    e = values[ENTAIL] if entail else 0.0
+    if e >= CONFIDENT and values["ent_novel"] == 0 and values["neg_flip"] == 0 and values["first_person"] == 0:
+        floor = ENTAILED_FLOOR + (ENTAILED_FLOOR_TOP - ENTAILED_FLOOR) * (e - CONFIDENT) / (1.0 - CONFIDENT)
+        return max(p, floor)
+    return p
