@@ -31,6 +31,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -262,7 +263,9 @@ async def speed(
     models then go in shared batches. ``verifier``: the packaged verifier (loaded once, without its
     result cache, so no pair is reused either) or None (the features alone); "every-claim" reads
     every English claim (``verify_band=(0, 1)``). Texts and pairs are counted where they reach the
-    models."""
+    models, and the CPU time of the threads that run them is added up there (``encoder_cpu_ms``
+    a sample, ``verifier_cpu_ms`` a pair: per-thread CPU, so what the two models cost beside each
+    other in the run; the rest of ``cpu_ms_per_sample`` is the judge's own Python)."""
     from ragmeter.local.embedders import USEEmbedder, load_use_model
 
     default_embedder()
@@ -274,20 +277,30 @@ async def speed(
     timers: list[TimedEmbedder] = []
     sem = asyncio.Semaphore(concurrency)
     counts = {"texts": 0, "pairs": 0}
+    cpu_in = {"encoder": 0.0, "verifier": 0.0}
+    lock = threading.Lock()
     model = load_use_model()
     encode = model.encode
 
     def counting_encode(texts: Sequence[str]) -> Any:
-        counts["texts"] += len(texts)
-        return encode(texts)
+        t = time.thread_time()
+        out = encode(texts)
+        with lock:
+            counts["texts"] += len(texts)
+            cpu_in["encoder"] += time.thread_time() - t
+        return out
 
     model.encode = counting_encode
     if ver is not None:
         run = ver._run
 
         def counting_run(pairs: list[tuple[str, str]]) -> list[float]:
-            counts["pairs"] += len(pairs)
-            return run(pairs)
+            t = time.thread_time()
+            out = run(pairs)
+            with lock:
+                counts["pairs"] += len(pairs)
+                cpu_in["verifier"] += time.thread_time() - t
+            return out
 
         ver._run = counting_run  # type: ignore[method-assign]
 
@@ -321,6 +334,8 @@ async def speed(
         "texts_encoded": encoded,
         "texts_encoded_per_sample": round(encoded / n, 1),
         "pairs_verified_per_sample": round(counts["pairs"] / n, 2),
+        "encoder_cpu_ms": round(1000 * cpu_in["encoder"] / n, 1),
+        "verifier_cpu_ms": round(1000 * cpu_in["verifier"] / counts["pairs"], 2) if counts["pairs"] else None,
         "load_average": [round(x, 2) for x in __import__("os").getloadavg()],
     }
 
@@ -390,6 +405,8 @@ def compare(baseline: str, rounds: int, data: str) -> dict[str, Any]:
                 "samples_per_s": round(statistics.median(g["samples_per_s"] for g in got), 1),
                 "cpu_ms_per_sample": round(statistics.median(g["cpu_ms_per_sample"] for g in got), 1),
                 "pairs_verified_per_sample": got[0]["pairs_verified_per_sample"],
+                "encoder_cpu_ms": _median([g.get("encoder_cpu_ms") for g in got]),
+                "verifier_cpu_ms": _median([g.get("verifier_cpu_ms") for g in got]),
             }
         row["rate_ratio"] = round(row["this"]["samples_per_s"] / row["baseline"]["samples_per_s"], 2)
         row["cpu_ratio"] = round(row["this"]["cpu_ms_per_sample"] / row["baseline"]["cpu_ms_per_sample"], 2)
@@ -405,6 +422,12 @@ def compare(baseline: str, rounds: int, data: str) -> dict[str, Any]:
     }
 
 
+def _median(values: Sequence[float | None]) -> float | None:
+    """The median of the values given (None where a run has none: no pairs, or an older bench)."""
+    have = [v for v in values if v is not None]
+    return round(statistics.median(have), 2) if have else None
+
+
 def print_compare(out: dict[str, Any]) -> None:
     print(
         f"machine: {out['machine']}, {out['date']}; baseline {out['baseline']}, {out['rounds']} rounds "
@@ -412,16 +435,22 @@ def print_compare(out: dict[str, Any]) -> None:
     )
     print(
         "| set | verifier | in flight | samples/s before | after | ratio | CPU ms a sample before | after | ratio "
-        "| pairs a sample before | after |"
+        "| pairs a sample before | after | encoder CPU ms a sample before | after | verifier CPU ms a pair before "
+        "| after |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in out["compare"]:
         b, t = r["baseline"], r["this"]
         print(
             f"| {r['set']} | {r['verifier']} | {r['concurrency']} | {b['samples_per_s']} | {t['samples_per_s']} | "
             f"{r['rate_ratio']} | {b['cpu_ms_per_sample']} | {t['cpu_ms_per_sample']} | {r['cpu_ratio']} | "
-            f"{b['pairs_verified_per_sample']} | {t['pairs_verified_per_sample']} |"
+            f"{b['pairs_verified_per_sample']} | {t['pairs_verified_per_sample']} | {b['encoder_cpu_ms']} | "
+            f"{t['encoder_cpu_ms']} | {_dash(b['verifier_cpu_ms'])} | {_dash(t['verifier_cpu_ms'])} |"
         )
+
+
+def _dash(x: float | None) -> str:
+    return "—" if x is None else str(x)
 
 
 def main() -> None:
@@ -459,7 +488,8 @@ def main() -> None:
             f"samples, {s['wall_s']} s, {s['samples_per_s']} samples/s, {s['cpu_s']} CPU-s "
             f"({s['cpu_ms_per_sample']} ms a sample){share}; "
             f"{s['texts_encoded_per_sample']} texts encoded and {s['pairs_verified_per_sample']} pairs "
-            f"verified a sample; load average {s['load_average']}"
+            f"verified a sample; CPU in the encoder {s['encoder_cpu_ms']} ms a sample, in the verifier "
+            f"{_dash(s['verifier_cpu_ms'])} ms a pair; load average {s['load_average']}"
         )
 
 
