@@ -11,7 +11,8 @@ part (ids whose split hash falls in the held-out 30%, never used to train the co
 
 Speed: faithfulness + answer relevance + context relevance on WikiEval-sized English samples
 (and Chinese ones), samples/s, CPU time a sample and the share of time inside the embedding model,
-with the packaged verifier and without it (the features alone), interleaved in one run.
+the CPU time of the encoder's and the verifier's threads (a sample, a pair), with the packaged
+verifier and without it (the features alone), interleaved in one run.
 
 With ``--baseline SRC`` (another checkout's ``src``, e.g. ``/tmp/base/src``) the speed part runs
 in child processes, that code and this one alternately, ``--rounds`` times each, and prints the
