@@ -198,3 +198,66 @@ async def test_claim_features_are_the_rows_the_packaged_combiner_reads() -> None
     assert set(judge.support_plain.features) | set(RULE_FEATURES) == set(zh)
     assert en["first_person"] == 0.0  # the hedge is off before the features are read
     assert await judge.claim_features([], ["x"]) == []
+
+
+def test_number_slots_find_a_swapped_value_in_the_same_slot() -> None:
+    from ragmeter.local.features import number_slots, number_swap
+
+    assert ("42", "million") in number_slots("Revenue was $42 million in 2023.")
+    assert ("2023", "(year)") in number_slots("Revenue was $42 million in 2023.")
+    assert ("8", "book") in number_slots("It lends up to eight books.")
+    assert ("16", "century") in number_slots("in the sixteenth century")  # ordinals are numbers
+    assert ("42000000", "元") in number_slots("收入为4200万元")
+    ctx = "Acme reported revenue of $42 million for 2023. 新大桥于2021年5月通车。"
+    slots = frozenset().union(*(number_slots(s) for s in ctx.split(". ")))
+    numbers = analyze(ctx).numbers
+    assert number_swap("Acme reported revenue of $57 million.", slots, numbers)
+    assert number_swap("新大桥于2021年8月通车。", slots, numbers)
+    assert not number_swap("Acme reported revenue of $42 million.", slots, numbers)
+    # a number with no counterpart in the contexts is an addition or a paraphrase, not a swap
+    assert not number_swap("Acme has two thirds of the market.", slots, numbers)
+
+
+def test_a_negated_comparative_is_read_the_positive_way() -> None:
+    from ragmeter.local.features import positive_comparative
+
+    assert positive_comparative("No hot desert is bigger than the Sahara.") == (
+        "The Sahara is bigger than any other hot desert."
+    )
+    assert positive_comparative("No river in the world carries more water than the Amazon.") == (
+        "The Amazon carries more water than any other river in the world."
+    )
+    for text in ("No one knows more than him.", "No, the tower is taller than the church.", "Nothing is better."):
+        assert positive_comparative(text) == text
+
+
+def test_chinese_character_swaps_and_what_is_not_one() -> None:
+    from ragmeter.local.support import index_contexts, swap_candidates
+
+    ctx = index_contexts(["故宫位于北京市中心，是明清两代的皇家宫殿。", "长城东起山海关，西至嘉峪关。"])
+    def swaps(claim: str) -> list[tuple[str, str]]:
+        return [p for s in ctx.sentences for p in swap_candidates(claim, s, ctx.all_stems, ctx.text)]
+
+    assert swaps("故宫位于南京市中心。") == [("南", "北")]
+    assert swaps("长城西至嘉峪山。") == [("山", "关")]  # 山 is in the contexts, not after 峪
+    assert swaps("故宫位于北京市中心。") == []  # copied
+    assert swaps("明朝和清朝的皇帝住在故宫。") == []  # reworded, not one fact swapped
+
+
+async def test_rules_after_the_combiner_cap_a_confirmed_contradiction_and_floor_an_entailment() -> None:
+    from ragmeter.local import LocalJudge
+    from ragmeter.local.support import CONTRADICTED_CAP, ENTAILED_FLOOR
+
+    judge = LocalJudge()
+    ctx = [
+        "Insulin is a hormone produced by the pancreas. It lets cells take up glucose from the blood, "
+        "which lowers the blood sugar level.",
+        "该公司2023年的收入为4200万元，员工共有300人。",
+    ]
+    got = await judge.verify_claims(
+        ["Insulin raises the blood sugar level.", "该公司2023年的收入为5700万元。", "The pancreas makes insulin."], ctx
+    )
+    assert got[0].confidence is not None and got[0].confidence <= CONTRADICTED_CAP  # antonym by stem
+    assert got[1].confidence is not None and got[1].confidence <= CONTRADICTED_CAP  # num_swap
+    assert got[2].confidence is not None and got[2].confidence >= ENTAILED_FLOOR
+    assert "another value" in got[1].reason

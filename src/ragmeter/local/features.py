@@ -346,7 +346,7 @@ for _word, _opposites in EN_ANTONYMS.items():
 
 _NO_COMPARATIVE_RE = re.compile(
     r"^\s*No (?P<cls>[A-Za-z][\w'’ -]*?) (?P<vp>(?:is|are|was|were|has|have|had|[a-z]+s|[a-z]+ed)"
-    r"(?: [a-z]+){0,2}? (?:more|less|fewer|[a-z]+er)(?: [a-z]+)?) than (?P<other>[^,;]+?)\s*(?P<end>[.!]?)\s*$"
+    r"(?: [a-z]+){0,2}? (?:more|less|fewer|[a-z]+er)(?: [a-z]+){0,3}?) than (?P<other>[^,;]+?)\s*(?P<end>[.!]?)\s*$"
 )
 
 

@@ -66,7 +66,7 @@ from ragmeter.local.features import (
 )
 from ragmeter.local.lexicon import EN_STOPWORDS, ZH_STOPCHARS
 from ragmeter.local.verifier import Verifier
-from ragmeter.text import split_sentences, tokenize
+from ragmeter.text import is_cjk, split_sentences, tokenize
 
 _FIRST_PERSON_RE = re.compile(
     r"\b(?:[Ii](?=\s+[a-z])|[Ii]['’](?:m|ve|d|ll)|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Oo]ur)\b|我"
@@ -121,6 +121,16 @@ class ContextIndex:
     all_words: frozenset[str]
     all_slots: frozenset[tuple[str, str]] = frozenset()  # (number, unit) pairs (number_slots)
     all_stems: frozenset[str] = frozenset()  # stems of all_words (swap_candidates)
+
+    @property
+    def text(self) -> str:
+        """All the sentences, joined."""
+        return " ".join(self.sentences)
+
+
+def _whole(ctx: ContextIndex) -> TextFeatures:
+    """The text features of all the contexts' sentences together."""
+    return analyze(ctx.text)
 
 
 def token_bigrams(text: str) -> set[tuple[str, str]]:
@@ -272,15 +282,24 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
             dict.fromkeys(
                 pair
                 for i in dict.fromkeys((*top, best))
-                for pair in swap_candidates(claim, ctx.sentences[i], ctx.all_stems)
+                for pair in swap_candidates(claim, ctx.sentences[i], ctx.all_stems, ctx.text)
             )
         )
         if cf.has_cjk
         else ()
     )
+    # the best-aligned sentence, or a premise sentence when the claim's word is nowhere in the
+    # contexts ("Insulin raises ..." against "..., which lowers the blood sugar level"; not "The
+    # bakery does not open on Sundays." against "The bakery closes at 6 p.m.": "open" is there too)
     antonym = (
         1.0
-        if any(antonym_conflict(cf, claim, ctx.features[i], ctx.sentences[i]) for i in dict.fromkeys((best, *top)))
+        if antonym_conflict(cf, claim, bf, ctx.sentences[best])
+        or any(
+            antonym_conflict(cf, claim, ctx.features[i], ctx.sentences[i])
+            and antonym_conflict(cf, claim, _whole(ctx), ctx.text)
+            for i in top
+            if i != best
+        )
         else 0.0
     )
     values = {
@@ -331,7 +350,9 @@ def _novel_content(tokens: Sequence[str], replaced: Sequence[str], context_stems
     return not any(joined.startswith(t) or t == initials for t in content if t.isascii())
 
 
-def swap_candidates(claim: str, sentence: str, context_stems: frozenset[str]) -> list[tuple[str, str]]:
+def swap_candidates(
+    claim: str, sentence: str, context_stems: frozenset[str], context_text: str = ""
+) -> list[tuple[str, str]]:
     """The (claim words, sentence words) pairs where the claim is ``sentence`` with a few words
     (Chinese: characters) replaced by words the contexts lack, between words it shares with it:
     "Insulin is a hormone produced by the liver." against "Insulin is a hormone produced by the
@@ -353,6 +374,8 @@ def swap_candidates(claim: str, sentence: str, context_stems: frozenset[str]) ->
         return []
     out: list[tuple[str, str]] = []
     for k, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if tag == "replace" and i2 == len(a) and i2 - i1 == 1:  # the claim's last token: what lines up
+            j2 = j1 + 1
         if tag != "replace" or i2 - i1 > SWAP_MAX or j2 - j1 > SWAP_MAX:
             continue
         before = ops[k - 1] if k > 0 else None
@@ -361,7 +384,16 @@ def swap_candidates(claim: str, sentence: str, context_stems: frozenset[str]) ->
             continue
         if i2 < len(a) and (after is None or after[0] != "equal"):
             continue
-        if _novel_content(a[i1:i2], b[j1:j2], context_stems):
+        span = a[i1:i2]
+        if all(is_cjk(t[0]) for t in span):
+            # characters: new next to their neighbours ("峪山" for "嘉峪关": 山 is elsewhere in
+            # the contexts, 山海关, but not after 峪)
+            joined = "".join(span)
+            novel = any(t not in ZH_STOPCHARS for t in span) and (a[i1 - 1] + joined) not in context_text
+            novel = novel and (i2 == len(a) or (joined + a[i2]) not in context_text)
+        else:
+            novel = _novel_content(span, b[j1:j2], context_stems)
+        if novel:
             joiner = "" if analyze(claim).has_cjk else " "
             out.append((joiner.join(a[i1:i2]), joiner.join(b[j1:j2])))
     return out
