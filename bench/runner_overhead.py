@@ -22,6 +22,9 @@ Where the wall time goes, from the server's clock: ``to 1st request`` (launch to
 start-up, loading the data, the run store), ``busy`` (first request to last reply) with the mean
 number of requests in flight over it (time-weighted; C would keep every slot full), and ``after
 last reply`` (the last job's parsing and scoring, the store's last commit, the report, exit).
+A second table splits the busy window's time over its floor (``ceil(requests / C)`` waves of the
+latency) from the server's timeline: the first hop, the later hops, the last wave's spread, and
+the server's own delay (:func:`wave_timing`).
 
     python bench/runner_overhead.py [--samples 200] [--concurrency 16,64] [--latency 0,0.2]
                                     [--pairs 0.2:16,1:64] [--metrics M1,M2] [--repeat 5]
@@ -41,6 +44,7 @@ start-up imports what a user's does.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -146,6 +150,7 @@ def one(
             raise SystemExit(f"{name}: {m['n_scored']} of {n} scored: {m}")
     requests = int(stats["total_requests"])
     ideal = requests * latency / concurrency
+    waves = wave_timing(stats.get("timeline") or [], latency, concurrency)
     first, last = float(stats["first_request_at"]), float(stats["last_reply_at"])
     busy = last - first
     return {
@@ -165,6 +170,31 @@ def one(
         "ideal_s": round(ideal, 3),
         "ratio": round(wall / ideal, 3) if ideal else None,
         "requests_per_s": round(requests / wall, 1),
+        **waves,
+    }
+
+
+def wave_timing(timeline: list[Any], latency: float, concurrency: int) -> dict[str, Any]:
+    """Where the busy window goes over its floor (``ceil(requests / C)`` waves of ``latency``),
+    from the server's timeline (each request's arrival and reply). With every slot busy, request
+    ``n + C`` is the one the ``n``-th reply set free, so the n-th request of each wave lies on one
+    chain of ``C`` slots: ``first hop`` is how much later than ``latency`` the second wave's first
+    request left after the first wave's first (the first replies' one-time costs), ``later hops``
+    the mean of the same for the waves after, ``last wave spread`` how long the last wave took to
+    leave (its last request's reply ends the run), ``server late`` the server's own median delay
+    over ``latency`` in replying (not the client's). Empty at 0 ms or with one wave."""
+    arrivals = sorted(float(t[0]) for t in timeline)
+    if latency <= 0 or len(arrivals) <= concurrency:
+        return {}
+    starts = arrivals[::concurrency]
+    hops = [1000 * (b - a - latency) for a, b in itertools.pairwise(starts)]
+    last = arrivals[(len(arrivals) - 1) // concurrency * concurrency :]
+    late = [1000 * (float(t[1]) - float(t[0]) - latency) for t in timeline]
+    return {
+        "first_hop_ms": round(hops[0], 1),
+        "later_hops_ms": round(statistics.mean(hops[1:]), 1) if len(hops) > 1 else None,
+        "last_wave_spread_ms": round(1000 * (last[-1] - last[0]), 1),
+        "server_late_ms": round(statistics.median(late), 2),
     }
 
 
@@ -238,6 +268,16 @@ def main() -> None:
             f"| {r['busy_s']} | {r['after_last_reply_s']} | {r['cpu_s']} | {r['cpu_ms_per_request']} "
             f"| {r['ideal_s']} | {ratio} |"
         )
+    timed = [r for r in results if r.get("first_hop_ms") is not None]
+    if timed:
+        print("\nThe busy window over its floor, from the server's timeline (`wave_timing`):\n")
+        print("| code | latency | concurrency | first hop ms | later hops ms (mean) | last wave spread ms | server late ms |")
+        print("|---|---|---|---|---|---|---|")
+        for r in timed:
+            print(
+                f"| {r['code']} | {r['latency_ms']} ms | {r['concurrency']} | {r['first_hop_ms']} "
+                f"| {r['later_hops_ms']} | {r['last_wave_spread_ms']} | {r['server_late_ms']} |"
+            )
 
 
 if __name__ == "__main__":
