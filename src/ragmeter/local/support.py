@@ -277,7 +277,8 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
                 and (lead is None or analyze(claim[lead.end() :]).negated != clause.negated)
             ):
                 neg_confirmed = 1.0
-    swaps = (  # Chinese claims only (see swap_candidates)
+    word_cov = coverage(frozenset(tokenize(claim)), ctx.all_words)
+    swaps = (  # Chinese claims only (see swap_candidates), mostly copied (the cheap test first)
         tuple(
             dict.fromkeys(
                 pair
@@ -285,7 +286,7 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
                 for pair in swap_candidates(claim, ctx.sentences[i], ctx.all_stems, ctx.text)
             )
         )
-        if cf.has_cjk
+        if cf.has_cjk and word_cov >= SWAP_MATCHED
         else ()
     )
     # the best-aligned sentence, or a premise sentence when the claim's word is nowhere in the
@@ -313,7 +314,7 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         "log_terms": math.log1p(len(cf.terms)),
         "first_person": 1.0 if _FIRST_PERSON_RE.search(claim) else 0.0,
         "bigram_cov": _bigram_cov(claim, ctx.all_bigrams),
-        "word_cov": coverage(frozenset(tokenize(claim)), ctx.all_words),
+        "word_cov": word_cov,
         # rule features (:func:`support_probability`), not read by the combiners
         "num_swap": 1.0 if cf.numbers and number_swap(claim, ctx.all_slots, ctx.all_numbers) else 0.0,
         "term_swap": 1.0 if swaps else 0.0,
@@ -405,6 +406,13 @@ _CJK_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 ZH_SWAP_COPIED = 0.8
 
 
+#: quantifiers and frequency words: how much or how often, never a name ("大熊猫几乎只吃竹子"
+#: against "它们的食物中百分之九十九是竹子": 几乎只 says the share in words)
+_ZH_QUANTIFIER_RE = re.compile(
+    "几乎|主要|大部分|大多数|大多|多数|少数|全部|所有|一半|大约|左右|通常|经常|总是|很少|从不|一直|只|仅|都"
+)
+
+
 def zh_novel_share(claim: str, context_chars: frozenset[str]) -> float:
     """Share of a Chinese claim's ideographs that stand in runs of two or more that appear nowhere
     in the contexts (function characters break a run), when the rest of the claim is taken from
@@ -415,6 +423,7 @@ def zh_novel_share(claim: str, context_chars: frozenset[str]) -> float:
     novel = 0
     other = 0  # characters outside the novel runs
     copied = 0  # of them, those the contexts have
+    claim = _ZH_QUANTIFIER_RE.sub(lambda m: "\u3000" * len(m.group(0)), claim)
     for m in _CJK_RUN_RE.finditer(claim):
         run: list[str] = []
         for ch in m.group(0) + "\0":
