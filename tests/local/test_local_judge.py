@@ -168,6 +168,19 @@ async def test_hedged_statements_are_claims(judge: LocalJudge, text: str, claims
         # both sides are full statements: two claims
         ("The tower was built in 1889, and it is 300 metres tall.", ["The tower was built in 1889", "It is 300 metres tall."]),
         ("She studied in Paris, but she taught in Lyon.", ["She studied in Paris", "She taught in Lyon."]),
+        # the comma of a number does not open a list item; only ", and" can close a list
+        (
+            "The festival drew 18,000 people over three days, and the director said costs were covered.",
+            ["The festival drew 18,000 people over three days", "The director said costs were covered."],
+        ),
+        (
+            "The van killed Peter Haines, 47, a father of two; his wife said the family was destroyed.",
+            ["The van killed Peter Haines, 47, a father of two", "His wife said the family was destroyed."],
+        ),
+        (
+            "Prichard won the men's race, the fastest time since 2016, while Wanjiru took the women's title.",
+            ["Prichard won the men's race, the fastest time since 2016", "Wanjiru took the women's title."],
+        ),
         # verbless items under a colon belong to the sentence that introduces them
         (
             "The pageant celebrates:\n- beauty\n- intelligence\n- cultural diversity",

@@ -3,8 +3,9 @@
 A claim is a statement: a sentence of the text, or a clause of a long sentence joined by "; ",
 ", and", ", but", ", while", ", whereas" (English) or "；", "，但", "，而", "，并且" (Chinese) when
 both sides are full statements: each has a verb, the right side starts with its own subject (not
-"..., and is 300 m tall"), and the comma does not close a list ("the beauty, intelligence, and
-cultural diversity of Dominican women" is one claim). A fragment with no verb is never a claim:
+"..., and is 300 m tall"), and an ", and" does not close a list ("the beauty, intelligence, and
+cultural diversity of Dominican women" is one claim; the comma inside a number, "18,000", opens no
+list item, and "; ", ", but", ", while" never close one). A fragment with no verb is never a claim:
 items of a list under a sentence that ends in a colon ("The pageant celebrates:" / "- beauty" /
 "- intelligence") are joined to it as one claim.
 
@@ -106,7 +107,7 @@ def _starts_with_subject(clause: str) -> bool:
 def _ends_in_list(left: str) -> bool:
     """The text before ", and" ends with an item of a list ("the beauty, intelligence"): its last
     comma-separated part has no verb."""
-    parts = [p for p in re.split(r",\s*", left) if p.strip()]
+    parts = [p for p in re.split(r",(?!\d)\s*", left) if p.strip()]  # not the comma of 18,000
     return len(parts) > 1 and not has_verb(parts[-1])
 
 
@@ -129,7 +130,7 @@ def _clauses(sentence: str) -> list[str]:
             right
             and has_verb(right)
             and _starts_with_subject(right)
-            and not _ends_in_list(left)
+            and not (sep.strip().startswith(",") and piece.lower().startswith("and") and _ends_in_list(left))
             and len(analyze(left).terms) >= _MIN_CLAUSE_TERMS
             and len(analyze(right).terms) >= _MIN_CLAUSE_TERMS
         ):
