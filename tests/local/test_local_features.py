@@ -160,6 +160,47 @@ def test_negation_is_read_from_the_clause_the_claim_copies() -> None:
     assert negated("卡车可以通行。", "不，卡车可以通行。")
 
 
+def test_numbers_of_scores_hyphenated_words_and_fortnights() -> None:
+    # the nil of a score is rarely written as a number in the source ("from two goals down")
+    assert analyze("Rovers recovered from 2-0 down to win 3-2.").numbers == {"2", "3"}
+    assert analyze("They lost 0–1.").numbers == {"1"}
+    assert analyze("in the 2019-20 season").numbers == {"2019", "20"}  # not a score
+    # a number word inside a hyphenated word, a ten and a unit as one number
+    assert analyze("Sixteen-year-old Maisie Tranter won.").numbers == {"16"}
+    assert analyze("along a two-kilometre stretch").numbers == {"2"}
+    assert analyze("twenty-five people").numbers == {"25"}
+    assert analyze("every fortnight").numbers == analyze("every two weeks").numbers == {"2"}
+
+
+def test_what_is_not_yet_known_is_no_negation() -> None:
+    assert not analyze("The cause is not yet known.").negated
+    assert not analyze("It isn't clear who won.").negated
+    assert not analyze("The price was not disclosed.").negated
+    assert analyze("The bridge is not closed.").negated
+    assert analyze("He did not know the answer.").negated
+
+
+def test_a_claim_of_several_clauses_is_read_clause_by_clause_for_negation() -> None:
+    from ragmeter.local.support import _flipped_clause
+
+    def flipped(claim: str, sentences: list[str]) -> bool:
+        cf = analyze(claim)
+        clause = max((analyze(s) for s in sentences), key=lambda f: coverage(cf.terms, f.terms))
+        return _flipped_clause(claim, cf, clause, sentences) is not None
+
+    road = "The coastal road between Penhallow and Port Ennis was closed after a section of sea wall collapsed."
+    # the negation is in a clause the sentence does not state: no flip
+    assert not flipped("A sea wall collapse closed the Penhallow to Port Ennis road, but nobody was hurt.", [road])
+    # the negated clause is stated, negated, by another premise sentence: no flip
+    assert not flipped(
+        "The club found an asteroid between Mars and Jupiter, an object that is no danger to Earth.",
+        ["The club has discovered an asteroid.", "The asteroid orbits between Mars and Jupiter and poses no threat to Earth."],
+    )
+    # a clause the evidence states the other way is a flip
+    assert flipped("The road was not closed, but the sea wall held.", [road])
+    assert flipped("The bridge is not open.", ["The bridge is open."])
+
+
 def test_a_chinese_name_the_contexts_lack_is_a_novel_entity() -> None:
     from ragmeter.local.support import index_contexts, zh_novel_share
 

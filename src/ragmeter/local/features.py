@@ -30,6 +30,16 @@ from ragmeter.local.lexicon import (
 from ragmeter.text import is_cjk
 
 _CJK_RUN_RE = re.compile(r"[\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+#: a score ("2-0", "3–2"): the nil of a score is a number the source rarely writes ("from two
+#: goals down", "a clean sheet"), so it is not one of the text's numbers
+_SCORE_RE = re.compile(r"(?<![\d.,\-–])(\d{1,2})[-–](\d{1,2})(?![\d\-–]|[.,]\d)")
+#: negations that state what is not known yet, not that something is not so: "the cause is not
+#: yet known" says what "it is too early to say what caused it" says
+_UNKNOWN_RE = re.compile(
+    r"(?:\bnot|n['’]t)\s+(?:yet\s+)?(?:been\s+)?(?:made\s+)?"
+    r"(?:known|clear|certain|decided|determined|disclosed)\b",
+    re.IGNORECASE,
+)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’\-]*[A-Za-z]|[A-Za-z]|\d+(?:[.,]\d+)*")
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 _CAP_RE = re.compile(r"\b[A-Z][A-Za-z0-9\-]*[A-Za-z0-9]\b|\b[A-Z]\b")
@@ -43,8 +53,10 @@ _NUMBER_WORDS: dict[str, str] = {
 }
 _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70"})
 _NUMBER_WORDS.update({"eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000"})
-_NUMBER_WORDS.update({"twice": "2", "dozen": "12"})
+_NUMBER_WORDS.update({"twice": "2", "dozen": "12", "fortnight": "2"})  # a fortnight: two weeks
 del _NUMBER_WORDS["one"]  # mostly a pronoun ("one of the", "the one who")
+_TENS = {w: _NUMBER_WORDS[w] for w in "twenty thirty forty fifty sixty seventy eighty ninety".split()}
+_UNITS = {w: i for i, w in enumerate("_ one two three four five six seven eight nine".split()) if i}
 # ordinals from "third" on ("sixteenth century" = "16th century"; "first" and "second" are mostly
 # not counts: "first released", "a second time")
 _NUMBER_WORDS.update(
@@ -115,6 +127,15 @@ def _stem(word: str) -> str:
 def stem(word: str) -> str:
     """Light English stemming, enough to match inflections (cached)."""
     return _stem(word.lower())
+
+
+def _hyphenated_numbers(word: str) -> list[str]:
+    """The numbers of a hyphenated word: "sixteen-year-old" -> 16, "two-kilometre" -> 2,
+    "twenty-five" -> 25 (a ten and a unit are one number)."""
+    parts = word.split("-")
+    if len(parts) >= 2 and parts[0] in _TENS and parts[1] in _UNITS:
+        return [str(int(_TENS[parts[0]]) + _UNITS[parts[1]])]
+    return [_NUMBER_WORDS[p] for p in parts if p in _NUMBER_WORDS and p not in ("hundred", "thousand")][:1]
 
 
 def _norm(text: str) -> str:
@@ -208,19 +229,25 @@ def analyze(text: str) -> TextFeatures:
         numbers.add(number)
         terms.append(number)
     ascii_part = _CJK_RUN_RE.sub(" ", _MIXED_NUM_RE.sub(" ", s))
+    nil = {m.start(2) for m in _SCORE_RE.finditer(ascii_part) if int(m.group(2)) == 0}
+    nil |= {m.start(1) for m in _SCORE_RE.finditer(ascii_part) if int(m.group(1)) == 0}
+    unknown = [m.span() for m in _UNKNOWN_RE.finditer(ascii_part)]
     for m in _WORD_RE.finditer(ascii_part):
         tok = m.group(0)
         n_tokens += 1
         if tok[0].isdigit():
-            numbers.add(_canon_number(tok))
+            if m.start() not in nil:
+                numbers.add(_canon_number(tok))
             terms.append(_canon_number(tok))
             continue
         low = tok.lower().replace("’", "'")
         flat = low.replace("'", "")
-        if flat in EN_NEGATIONS or low.endswith("n't"):
+        if (flat in EN_NEGATIONS or low.endswith("n't")) and not any(a < m.end() and m.start() < b for a, b in unknown):
             negated = True
         if low in _NUMBER_WORDS:
             numbers.add(_NUMBER_WORDS[low])
+        elif "-" in low:  # "sixteen-year-old", "two-kilometre", "twenty-five"
+            numbers.update(_hyphenated_numbers(low))
         if low in EN_STOPWORDS or flat in EN_STOPWORDS or flat in EN_NEGATIONS:
             continue
         if "-" in low:

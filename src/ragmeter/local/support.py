@@ -263,18 +263,20 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
             (_aligned_clause(cf, ctx.sentences[i], ctx.features[i]) for i in dict.fromkeys((best, *top))),
             key=lambda f: (coverage(cf.terms, f.terms), coverage(f.terms, cf.terms)),
         )
-        if cf.negated != clause.negated:
+        flipped = _flipped_clause(claim, cf, clause, [ctx.sentences[i] for i in dict.fromkeys((best, *top))])
+        if flipped is not None:
             neg_flip = 1.0
-            shares = sorted((coverage(cf.terms, clause.terms), coverage(clause.terms, cf.terms)))
+            side_text, side, clause = flipped
+            shares = sorted((coverage(side.terms, clause.terms), coverage(clause.terms, side.terms)))
             # confirmed: the claim and the clause say mostly the same (one covers the other, at
             # least half of each is shared), and the flip is not only a leading answer word ("No,
             # ...", "Not really, ...": it answers the question, it does not negate the statement)
-            lead = _ANSWER_LEAD_RE.match(claim)
+            lead = _ANSWER_LEAD_RE.match(side_text)
             if (
                 shares[1] >= NEG_CONFIRMED_COVERAGE
                 and shares[0] >= 0.5
-                and len(cf.terms & clause.terms) >= 2
-                and (lead is None or analyze(claim[lead.end() :]).negated != clause.negated)
+                and len(side.terms & clause.terms) >= 2
+                and (lead is None or analyze(side_text[lead.end() :]).negated != clause.negated)
             ):
                 neg_confirmed = 1.0
     word_cov = coverage(frozenset(tokenize(claim)), ctx.all_words)
@@ -444,10 +446,36 @@ def zh_novel_share(claim: str, context_chars: frozenset[str]) -> float:
     return novel / total
 
 
-def _aligned_clause(cf: TextFeatures, sentence: str, whole: TextFeatures) -> TextFeatures:
-    """The clause of ``sentence`` that shares most of the claim's terms: the claim "The bridge
-    opened in May" copies the first clause of "The bridge opened in May, and trucks are not
-    allowed", whose negation belongs to the other clause."""
+def _flipped_clause(
+    claim: str, cf: TextFeatures, clause: TextFeatures, sentences: Sequence[str]
+) -> tuple[str, TextFeatures, TextFeatures] | None:
+    """Where the claim's negation differs from the evidence: (the claim's text, its features, the
+    evidence clause), or None. A claim of one clause is read against ``clause`` (the evidence
+    clause that shares most of its terms). A claim of several clauses is read clause by clause,
+    each against the clause of ``sentences`` that shares most of its terms, where that shares at
+    least half of them: "A sea wall collapse closed the road, but nobody was hurt." is not flipped
+    by "The road was closed after a section of sea wall collapsed." (its negation is in the other
+    clause, which that sentence does not state), nor "..., an object that is no danger to Earth."
+    by a first sentence without a negation when another says "poses no threat to Earth"."""
+    if cf.negated == clause.negated:
+        return None
+    sides = _clause_texts(claim)
+    if len(sides) < 2:
+        return claim, cf, clause
+    evidence = [analyze(c) for sent in sentences for c in _clause_texts(sent)]
+    for text in sides:
+        side = analyze(text)
+        if not side.terms:
+            continue
+        ev = max(evidence, key=lambda f: (coverage(side.terms, f.terms), coverage(f.terms, side.terms)))
+        if coverage(side.terms, ev.terms) >= 0.5 and side.negated != ev.negated:
+            return text, side, ev
+    return None
+
+
+def _clause_texts(sentence: str) -> list[str]:
+    """The clauses of ``sentence`` (:data:`_CLAUSE_RE`; a one-word lead and a subordinate clause
+    stay with their neighbour)."""
     clauses: list[str] = []
     for part in _CLAUSE_RE.split(sentence):
         if clauses and (
@@ -458,6 +486,14 @@ def _aligned_clause(cf: TextFeatures, sentence: str, whole: TextFeatures) -> Tex
             clauses[-1] += " " + part
         elif part.strip():
             clauses.append(part)
+    return clauses
+
+
+def _aligned_clause(cf: TextFeatures, sentence: str, whole: TextFeatures) -> TextFeatures:
+    """The clause of ``sentence`` that shares most of the claim's terms: the claim "The bridge
+    opened in May" copies the first clause of "The bridge opened in May, and trucks are not
+    allowed", whose negation belongs to the other clause."""
+    clauses = _clause_texts(sentence)
     if len(clauses) < 2:
         return whole
     feats = [analyze(c) for c in clauses]
