@@ -259,6 +259,26 @@ def test_number_slots_find_a_swapped_value_in_the_same_slot() -> None:
     assert not number_swap("Acme has two thirds of the market.", slots, numbers)
 
 
+def test_a_quote_put_in_another_speakers_mouth_is_a_speaker_swap() -> None:
+    from ragmeter.local.support import index_contexts, speaker_swapped
+
+    ctx = index_contexts(
+        [
+            "Councillor Priya Nandakumar, who chairs the transport committee, said the lanes would make "
+            "the town centre safer for children. Opponents, led by Councillor Derek Holt, argued that "
+            "removing 60 parking spaces would hurt small shops. He said he would ask for a review."
+        ]
+    )
+    sents, names = list(ctx.sentences), ctx.all_entities
+    assert speaker_swapped("Councillor Derek Holt said the lanes would make the town centre safer.", sents, names)
+    # the right speaker, a speaker the contexts do not name (ent_novel's case), or other words: no swap
+    assert not speaker_swapped("Nandakumar said the lanes would make the town centre safer for children.", sents, names)
+    assert not speaker_swapped("Mayor Jo Bloggs said the lanes would make the town centre safer.", sents, names)
+    assert not speaker_swapped("Holt said removing parking spaces would hurt small shops.", sents, names)
+    # the sentence's speaker is a pronoun: who it is, the words do not say
+    assert not speaker_swapped("Nandakumar said he would ask for a review.", sents, names)
+
+
 def test_a_negated_comparative_is_read_the_positive_way() -> None:
     from ragmeter.local.features import positive_comparative
 

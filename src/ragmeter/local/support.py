@@ -38,7 +38,8 @@ the verifier) and ``weights/support_plain.json`` without it (Chinese claims, or 
 
 Then two rules (:func:`support_probability`) that no combiner reads off overlap-heavy training
 data: a contradiction the features confirm (:data:`RULE_FEATURES`: a number the contexts give
-another value in the same slot, a confirmed negation flip, an antonym, a Chinese character swap)
+another value in the same slot, a confirmed negation flip, an antonym, a Chinese character swap,
+words a premise sentence reports from another named speaker)
 caps ``p`` at :data:`CONTRADICTED_CAP`; a confident entailment with no such sign floors it at
 :data:`ENTAILED_FLOOR`.
 """
@@ -88,7 +89,7 @@ SUPPORT_FEATURES: tuple[str, ...] = (
 #: the verifier's feature; a combiner that lists it is fed by the verifier
 ENTAIL = "entail"
 #: features no combiner reads: the rules of :func:`support_probability` do
-RULE_FEATURES: tuple[str, ...] = ("num_swap", "term_swap", "neg_confirmed")
+RULE_FEATURES: tuple[str, ...] = ("num_swap", "term_swap", "neg_confirmed", "speaker_swap")
 #: best-aligned context sentences of each claim whose premises the verifier may read
 TOP_PREMISES = 2
 #: an entailment probability at which the first premise settles the claim (no second round)
@@ -305,6 +306,9 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         )
         else 0.0
     )
+    # who says it: a quote put in another speaker's mouth (English claims)
+    premises = [ctx.sentences[i] for i in dict.fromkeys((best, *top))]
+    speaker_swap = 0.0 if cf.has_cjk else speaker_swapped(claim, premises, ctx.all_entities)
     values = {
         "sim_max": float(np.max(sims)),
         "cov_best": cov_best,
@@ -321,6 +325,7 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         "num_swap": 1.0 if cf.numbers and number_swap(claim, ctx.all_slots, ctx.all_numbers) else 0.0,
         "term_swap": 1.0 if swaps else 0.0,
         "neg_confirmed": neg_confirmed,
+        "speaker_swap": speaker_swap,
     }
     return SupportFeatures(values, best, top, swaps)
 
@@ -473,6 +478,57 @@ def _flipped_clause(
     return None
 
 
+_SPEECH_RE = re.compile(
+    r"\b(?:said|says|say|told|tells|argued|argues|warned|warns|added|adds|claimed|claims|stated|states|"
+    r"insisted|insists|admitted|admits|explained|explains|described|describes|called|calls)\b"
+)
+_NAME_RE = re.compile(r"\b[A-Z][A-Za-z'’\-]+")
+#: share of the reported words of the claim that the sentence must report too for a different
+#: speaker to be a swap (:func:`speaker_swapped`)
+SPEAKER_CONTENT = 0.75
+
+
+def _reported(text: str) -> tuple[str, str] | None:
+    """(the speaker's name, the words reported) of a sentence that reports speech, "<speaker> said
+    <words>": the speaker is the last capitalised word before the first reporting verb that is not
+    a stop word ("Councillor Priya Nandakumar, who chairs the committee, said ..." -> Nandakumar);
+    None when there is no reporting verb or no named speaker ("He said ...", "Police say ...": a
+    pronoun or a word capitalised only because it starts the sentence)."""
+    m = _SPEECH_RE.search(text)
+    if m is None:
+        return None
+    names = [w for w in _NAME_RE.findall(text[: m.start()]) if w.lower() not in EN_STOPWORDS]
+    if not names:
+        return None
+    return names[-1], text[m.end() :]
+
+
+def speaker_swapped(claim: str, sentences: Sequence[str], entities: frozenset[str]) -> float:
+    """1.0 when the claim reports words (``"<speaker> said <words>"``) that one of ``sentences``
+    reports from another named speaker, and no sentence that reports them names the claim's
+    speaker: "Councillor Derek Holt said the lanes would make the town centre safer" against
+    "Councillor Priya Nandakumar, ..., said the lanes would make the town centre safer". The
+    claim's speaker must be a name of the contexts (``entities``; a new name is ``ent_novel``'s),
+    and the sentence must report at least :data:`SPEAKER_CONTENT` of the claim's reported terms."""
+    said = _reported(claim)
+    if said is None or stem(said[0].lower()) not in entities:
+        return 0.0
+    speaker, words = said
+    terms = analyze(words).terms
+    if len(terms) < 2:
+        return 0.0
+    swapped = False
+    for sentence in sentences:
+        other = _reported(sentence)
+        if other is None or coverage(terms, analyze(other[1]).terms) < SPEAKER_CONTENT:
+            continue
+        if speaker in sentence:
+            return 0.0  # a sentence reports the words from the claim's speaker (or names them)
+        if other[0] not in claim:
+            swapped = True
+    return 1.0 if swapped else 0.0
+
+
 def _clause_texts(sentence: str) -> list[str]:
     """The clauses of ``sentence`` (:data:`_CLAUSE_RE`; a one-word lead and a subordinate clause
     stay with their neighbour)."""
@@ -623,10 +679,16 @@ def contradiction_confirmed(values: Mapping[str, float]) -> bool:
     """The features find the claim at odds with the contexts in a way a reader sees at once: a
     number the contexts give another value in the same slot (``num_swap``), a negation the
     aligned clause lacks (or has) with most of the claim's terms in that clause
-    (``neg_confirmed``), an antonym of the aligned sentence's word (``antonym``), or, unless the
+    (``neg_confirmed``), an antonym of the aligned sentence's word (``antonym``), words a premise
+    sentence reports from another named speaker (``speaker_swap``), or, unless the
     verifier entails the claim confidently, a few characters of an otherwise copied sentence
     replaced by ones the contexts lack (``term_swap``, Chinese claims)."""
-    if values.get("num_swap", 0.0) > 0 or values.get("neg_confirmed", 0.0) > 0 or values.get("antonym", 0.0) > 0:
+    if (
+        values.get("num_swap", 0.0) > 0
+        or values.get("neg_confirmed", 0.0) > 0
+        or values.get("antonym", 0.0) > 0
+        or values.get("speaker_swap", 0.0) > 0
+    ):
         return True
     return values.get("term_swap", 0.0) > 0 and values.get(ENTAIL, 0.0) < CONFIDENT
 
