@@ -229,8 +229,7 @@ def analyze(text: str) -> TextFeatures:
         numbers.add(number)
         terms.append(number)
     ascii_part = _CJK_RUN_RE.sub(" ", _MIXED_NUM_RE.sub(" ", s))
-    nil = {m.start(2) for m in _SCORE_RE.finditer(ascii_part) if int(m.group(2)) == 0}
-    nil |= {m.start(1) for m in _SCORE_RE.finditer(ascii_part) if int(m.group(1)) == 0}
+    nil = {m.start(g) for m in _SCORE_RE.finditer(ascii_part) for g in (1, 2) if int(m.group(g)) == 0}
     unknown = [m.span() for m in _UNKNOWN_RE.finditer(ascii_part)]
     for m in _WORD_RE.finditer(ascii_part):
         tok = m.group(0)

@@ -243,6 +243,10 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
     own = np.array([coverage(cf.terms, f.terms) for f in ctx.features], dtype=np.float64)
     top = tuple(int(i) for i in np.argsort(-(0.5 * sims + 0.5 * own), kind="stable")[:TOP_PREMISES])
     bf = ctx.features[best]
+    # the sentences the claim is read against beyond the word counts: the best-aligned one and
+    # the verifier's premises (each once, best first)
+    near = tuple(dict.fromkeys((best, *top)))
+    premises = [ctx.sentences[i] for i in near]
     cov_best = float(covs[best])
     num_missing = (
         sum(1 for x in cf.numbers if x not in ctx.all_numbers) / len(cf.numbers) if cf.numbers else 0.0
@@ -261,10 +265,10 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         # sentence is the one about three weeks)
         # (a tie goes to the clause with fewer terms of its own beyond the claim's)
         clause = max(
-            (_aligned_clause(cf, ctx.sentences[i], ctx.features[i]) for i in dict.fromkeys((best, *top))),
+            (_aligned_clause(cf, ctx.sentences[i], ctx.features[i]) for i in near),
             key=lambda f: (coverage(cf.terms, f.terms), coverage(f.terms, cf.terms)),
         )
-        flipped = _flipped_clause(claim, cf, clause, [ctx.sentences[i] for i in dict.fromkeys((best, *top))])
+        flipped = _flipped_clause(claim, cf, clause, premises)
         if flipped is not None:
             neg_flip = 1.0
             side_text, side, clause = flipped
@@ -307,7 +311,6 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         else 0.0
     )
     # who says it: a quote put in another speaker's mouth (English claims)
-    premises = [ctx.sentences[i] for i in dict.fromkeys((best, *top))]
     speaker_swap = 0.0 if cf.has_cjk else speaker_swapped(claim, premises, ctx.all_entities)
     values = {
         "sim_max": float(np.max(sims)),
@@ -381,6 +384,7 @@ def swap_candidates(
     if matched < SWAP_MATCHED * len(a):
         return []
     out: list[tuple[str, str]] = []
+    joiner = "" if analyze(claim).has_cjk else " "
     for k, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag == "replace" and i2 == len(a) and i2 - i1 == 1:  # the claim's last token: what lines up
             j2 = j1 + 1
@@ -402,7 +406,6 @@ def swap_candidates(
         else:
             novel = _novel_content(span, b[j1:j2], context_stems)
         if novel:
-            joiner = "" if analyze(claim).has_cjk else " "
             out.append((joiner.join(a[i1:i2]), joiner.join(b[j1:j2])))
     return out
 
