@@ -280,30 +280,24 @@ async def speed(
     counts = {"texts": 0, "pairs": 0}
     cpu_in = {"encoder": 0.0, "verifier": 0.0}
     lock = threading.Lock()
-    model = load_use_model()
-    encode = model.encode
+    def counting(fn: Callable[[Any], Any], count: str, thread: str) -> Callable[[Any], Any]:
+        """``fn`` that adds its items to ``counts[count]`` and its thread's CPU to ``cpu_in[thread]``."""
 
-    def counting_encode(texts: Sequence[str]) -> Any:
-        t = time.thread_time()
-        out = encode(texts)
-        with lock:
-            counts["texts"] += len(texts)
-            cpu_in["encoder"] += time.thread_time() - t
-        return out
-
-    model.encode = counting_encode
-    if ver is not None:
-        run = ver._run
-
-        def counting_run(pairs: list[tuple[str, str]]) -> list[float]:
+        def counted(items: Any) -> Any:
             t = time.thread_time()
-            out = run(pairs)
+            out = fn(items)
             with lock:
-                counts["pairs"] += len(pairs)
-                cpu_in["verifier"] += time.thread_time() - t
+                counts[count] += len(items)
+                cpu_in[thread] += time.thread_time() - t
             return out
 
-        ver._run = counting_run  # type: ignore[method-assign]
+        return counted
+
+    model = load_use_model()
+    encode = model.encode
+    model.encode = counting(encode, "texts", "encoder")
+    if ver is not None:
+        ver._run = counting(ver._run, "pairs", "verifier")  # type: ignore[method-assign]
 
     async def job(s: dict[str, Any]) -> None:
         async with sem:
