@@ -51,8 +51,9 @@ _LONG = (
     "hall, rebuilt after a fire in 1902, houses a small museum about the shipwrights and their tools."
 )
 # The packaged model's probabilities before its graph lost the attention mask (scripts/verifier_graph.py),
-# read by the runtime on x86-64 (AVX-512): the rewrite gives the same logits bit for bit, so here they
-# are equal; the tolerance, 1e-4, leaves room for another CPU's float kernels only. The two long pairs
+# read by the runtime on x86-64 (AVX-512 VNNI): the rewrite gives the same logits bit for bit, so here they
+# are equal; the tolerance, 1e-4, leaves room for another CPU's float kernels only (on a CPU without
+# VNNI the int8 products are exact through session.x64quantprecision: see the test below). The two long pairs
 # are cut at 128 tokens (the second claim's evidence is past the cut).
 _PINNED_REFERENCE = [
     0.9685303182933197, 0.005690699442472874, 0.032855398512082176, 0.9791114203570391,
@@ -100,6 +101,13 @@ def test_matches_the_training_framework(verifier: OnnxVerifier) -> None:
 def test_the_graph_without_the_mask_reads_as_before(verifier: OnnxVerifier) -> None:
     got = verifier.entailment_sync([p for p, _, _ in PINNED], [h for _, h, _ in PINNED])
     assert got == pytest.approx([want for _, _, want in PINNED], abs=1e-4)
+
+
+def test_reads_the_same_on_cpus_without_vnni(verifier: OnnxVerifier) -> None:
+    """Without VNNI, onnxruntime's uint8 x int8 kernels saturate 16-bit sums (up to 0.097 on the
+    pinned pairs on an AVX2-only AMD EPYC); the option makes them read the weights as uint8, exactly."""
+    _, session = verifier._load()
+    assert session.get_session_options().get_session_config_entry("session.x64quantprecision") == "1"
 
 
 def test_a_model_without_a_mask_reads_one_pair_at_a_time(verifier: OnnxVerifier) -> None:
