@@ -365,3 +365,30 @@ async def test_assess_relevance_chinese(judge: LocalJudge) -> None:
 async def test_assess_relevance_rejects_empty(judge: LocalJudge) -> None:
     with pytest.raises(JudgeError):
         await judge.assess_relevance("", "x")
+
+
+async def test_the_reason_names_the_rule_that_decided_a_claim(judge: LocalJudge) -> None:
+    """A claim held down by a confirmed contradiction says which one and that it caps the claim;
+    a claim the verifier entails confidently says that it reads supported."""
+    ctx = [
+        "Councillor Priya Nandakumar, who chairs the transport committee, said the lanes would make "
+        "the town centre safer for children. Opponents, led by Councillor Derek Holt, argued that "
+        "removing 60 parking spaces would hurt small shops."
+    ]
+    swapped, negated, copied = await judge.verify_claims(
+        [
+            "Councillor Derek Holt said the lanes would make the town centre safer.",
+            "Removing 60 parking spaces would not hurt small shops.",
+            "Councillor Priya Nandakumar chairs the transport committee.",
+        ],
+        ctx,
+    )
+    assert not swapped.supported and swapped.confidence is not None and swapped.confidence <= 0.3
+    assert "the contexts give these words to another speaker" in swapped.reason
+    assert "a confirmed contradiction: at most 0.3" in swapped.reason
+    assert not negated.supported
+    assert "the contexts say the same with the negation flipped" in negated.reason
+    assert "negation differs" not in negated.reason
+    assert "a confirmed contradiction: at most 0.3" in negated.reason
+    assert copied.supported and "entailed confidently: at least 0.7" in copied.reason
+    assert "at most" not in copied.reason

@@ -47,6 +47,7 @@ caps ``p`` at :data:`CONTRADICTED_CAP`; a confident entailment with no such sign
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
 import math
 import re
@@ -123,15 +124,15 @@ class ContextIndex:
     all_slots: frozenset[tuple[str, str]] = frozenset()  # (number, unit) pairs (number_slots)
     all_stems: frozenset[str] = frozenset()  # stems of all_words (swap_candidates)
 
-    @property
+    @functools.cached_property
     def text(self) -> str:
-        """All the sentences, joined."""
+        """All the sentences, joined (once per sample: every claim reads it)."""
         return " ".join(self.sentences)
 
-
-def _whole(ctx: ContextIndex) -> TextFeatures:
-    """The text features of all the contexts' sentences together."""
-    return analyze(ctx.text)
+    @functools.cached_property
+    def whole(self) -> TextFeatures:
+        """The text features of all the contexts' sentences together (analysed on first use)."""
+        return analyze(self.text)
 
 
 def token_bigrams(text: str) -> set[tuple[str, str]]:
@@ -304,7 +305,7 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         if antonym_conflict(cf, claim, bf, ctx.sentences[best])
         or any(
             antonym_conflict(cf, claim, ctx.features[i], ctx.sentences[i])
-            and antonym_conflict(cf, claim, _whole(ctx), ctx.text)
+            and antonym_conflict(cf, claim, ctx.whole, ctx.text)
             for i in top
             if i != best
         )
@@ -575,7 +576,9 @@ def explain(values: dict[str, float], p: float) -> str:
         parts.append("a number or date is not in the contexts")
     if values["ent_novel"] > 0:
         parts.append("a name is not in the contexts")
-    if values["neg_flip"] > 0:
+    if values.get("neg_confirmed", 0) > 0:
+        parts.append("the contexts say the same with the negation flipped")
+    elif values["neg_flip"] > 0:
         parts.append("negation differs from the closest context sentence")
     if values["antonym"] > 0:
         parts.append("the closest context sentence says the opposite")
@@ -583,8 +586,14 @@ def explain(values: dict[str, float], p: float) -> str:
         parts.append("the contexts give this number another value")
     if values.get("term_swap", 0) > 0:
         parts.append("words of the closest context sentence are replaced")
+    if values.get("speaker_swap", 0) > 0:
+        parts.append("the contexts give these words to another speaker")
     if ENTAIL in values:
         parts.append(f"entailment {values[ENTAIL]:.2f}")
+    if contradiction_confirmed(values):
+        parts.append(f"a confirmed contradiction: at most {CONTRADICTED_CAP}")
+    elif entailed_confidently(values):
+        parts.append(f"entailed confidently: at least {ENTAILED_FLOOR}")
     return "; ".join(parts) + " (local judge)"
 
 
@@ -696,6 +705,18 @@ def contradiction_confirmed(values: Mapping[str, float]) -> bool:
     return values.get("term_swap", 0.0) > 0 and values.get(ENTAIL, 0.0) < CONFIDENT
 
 
+def entailed_confidently(values: Mapping[str, float]) -> bool:
+    """The verifier entails the claim with at least :data:`CONFIDENT`, and the claim brings no
+    name the contexts lack, no negation flip and no first-person statement: it reads supported
+    (:func:`support_probability`) unless a contradiction is confirmed."""
+    return (
+        values.get(ENTAIL, 0.0) >= CONFIDENT
+        and values["ent_novel"] == 0
+        and values["neg_flip"] == 0
+        and values["first_person"] == 0
+    )
+
+
 def support_probability(feats: SupportFeatures, combiner: Combiner, plain: Combiner) -> float:
     """P(supported): ``combiner`` (which reads :data:`ENTAIL`) when the verifier read the claim,
     else ``plain`` (:func:`reads_entail`); then two rules the combiners, fitted on overlap-heavy
@@ -710,8 +731,8 @@ def support_probability(feats: SupportFeatures, combiner: Combiner, plain: Combi
     p = min(max(use.probability(values), 0.0), 1.0)
     if contradiction_confirmed(values):
         return min(p, CONTRADICTED_CAP)
-    e = values[ENTAIL] if entail else 0.0
-    if e >= CONFIDENT and values["ent_novel"] == 0 and values["neg_flip"] == 0 and values["first_person"] == 0:
+    if entail and entailed_confidently(values):
+        e = values[ENTAIL]
         floor = ENTAILED_FLOOR + (ENTAILED_FLOOR_TOP - ENTAILED_FLOOR) * (e - CONFIDENT) / (1.0 - CONFIDENT)
         return max(p, floor)
     return p
