@@ -34,7 +34,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -207,15 +207,27 @@ def fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
+def fci(ci: Sequence[float] | None) -> str:
+    """A 95% confidence interval as "low–high", or "—" when there is none."""
+    return "—" if not ci else f"{ci[0]:.3f}–{ci[1]:.3f}"
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    """Print a Markdown table: the header, its rule, and one line a row."""
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(str(cell) for cell in row) + " |")
+
+
 def print_table(rows: Sequence[dict[str, Any]]) -> None:
-    print("| file | aspect | split | scorer | statistic | value | 95% CI | n | invalid |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        ci = "—" if not r["ci95"] else f"{r['ci95'][0]:.3f}–{r['ci95'][1]:.3f}"
-        print(
-            f"| {r['file']} | {r['aspect']} | {r['split']} | {r['scorer']} | {r['stat']} | "
-            f"{fmt(r['value'])} | {ci} | {r['n']} | {r['n_invalid']} |"
-        )
+    markdown_table(
+        ("file", "aspect", "split", "scorer", "statistic", "value", "95% CI", "n", "invalid"),
+        (
+            (r["file"], r["aspect"], r["split"], r["scorer"], r["stat"], fmt(r["value"]), fci(r["ci95"]), r["n"], r["n_invalid"])
+            for r in rows
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------- speed

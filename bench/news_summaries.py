@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from local_judge import baselines
+from local_judge import baselines, fci, fmt, markdown_table
 
 from ragmeter.dataset import load_judgements
 from ragmeter.dataset.sample import Dataset
@@ -225,31 +225,24 @@ def analyse_pairs(rows: list[dict[str, Any]], with_baselines: bool) -> list[dict
     return out
 
 
-def fmt(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
-
-
-def fci(ci: Sequence[float] | None) -> str:
-    return "—" if not ci else f"{ci[0]:.3f}–{ci[1]:.3f}"
-
-
 def print_report(out: dict[str, Any]) -> None:
     print(f"{out['machine']}, Python {out['python']}, {out['date']}, load average {out['load_average']}\n")
     if out["points"]:
         print(
             f"{out['points']['file']} (points; each setting's ROC AUC and balanced accuracy at the threshold)\n"
         )
-        print(
-            "| setting | subset | n (invalid) | label 1 | ROC AUC | 95% CI | balanced acc. | 95% CI | TPR | TNR |"
-        )
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        for a in out["points"]["settings"]:
-            for s in a["subsets"]:
-                print(
-                    f"| {a['setting']} | {s['subset']} | {s['n']} ({s['n_invalid']}) | {s['positives']} | "
-                    f"{fmt(s['auc'])} | {fci(s['auc_ci95'])} | {fmt(s['balanced_accuracy'])} | "
-                    f"{fci(s['balanced_accuracy_ci95'])} | {fmt(s['tpr'])} | {fmt(s['tnr'])} |"
+        markdown_table(
+            ("setting", "subset", "n (invalid)", "label 1", "ROC AUC", "95% CI", "balanced acc.", "95% CI", "TPR", "TNR"),
+            (
+                (
+                    a["setting"], s["subset"], f"{s['n']} ({s['n_invalid']})", s["positives"], fmt(s["auc"]),
+                    fci(s["auc_ci95"]), fmt(s["balanced_accuracy"]), fci(s["balanced_accuracy_ci95"]),
+                    fmt(s["tpr"]), fmt(s["tnr"]),
                 )
+                for a in out["points"]["settings"]
+                for s in a["subsets"]
+            ),
+        )
         print("\nBaselines (ROC AUC):\n")
         for s in out["points"]["settings"][0]["subsets"]:
             print(
@@ -258,29 +251,35 @@ def print_report(out: dict[str, Any]) -> None:
                 + ": "
                 + "; ".join(f"{k} {fmt(s[k + '_auc'])} ({fci(s[k + '_auc_ci95'])})" for k in BASELINES)
             )
-        print(
-            "\n| setting | language | type | n | right at the threshold | mean score | AUC vs consistent | 95% CI |"
-        )
-        print("|---|---|---|---|---|---|---|---|")
-        for a in out["points"]["settings"]:
-            for t in a["by_type"]:
-                print(
-                    f"| {a['setting']} | {t['lang']} | {t['type']} | {t['n']} | {t['right']} of {t['n']} | "
-                    f"{t['mean_score']:.3f} | {fmt(t['auc_vs_consistent'])} | {fci(t['auc_ci95'])} |"
+        print()
+        markdown_table(
+            ("setting", "language", "type", "n", "right at the threshold", "mean score", "AUC vs consistent", "95% CI"),
+            (
+                (
+                    a["setting"], t["lang"], t["type"], t["n"], f"{t['right']} of {t['n']}", f"{t['mean_score']:.3f}",
+                    fmt(t["auc_vs_consistent"]), fci(t["auc_ci95"]),
                 )
+                for a in out["points"]["settings"]
+                for t in a["by_type"]
+            ),
+        )
     if out["pairs"]:
         print(f"\n{out['pairs']['file']} (pairs: the corrected summary against the erroneous one)\n")
-        print(
-            "| setting | language | type | n (invalid) | pair accuracy | 95% CI | mean gap | lexical overlap | answer length |"
-        )
-        print("|---|---|---|---|---|---|---|---|---|")
-        for a in out["pairs"]["settings"]:
-            for t in a["by_type"]:
-                print(
-                    f"| {a['setting']} | {t['lang']} | {t['type']} | {t['n']} ({t['n_invalid']}) | {fmt(t['accuracy'])} | "
-                    f"{fci(t['ci95'])} | {fmt(t['mean_gap'])} | {fmt(t.get('lexical_overlap_accuracy'))} | "
-                    f"{fmt(t.get('answer_length_accuracy'))} |"
+        markdown_table(
+            (
+                "setting", "language", "type", "n (invalid)", "pair accuracy", "95% CI", "mean gap",
+                "lexical overlap", "answer length",
+            ),
+            (
+                (
+                    a["setting"], t["lang"], t["type"], f"{t['n']} ({t['n_invalid']})", fmt(t["accuracy"]),
+                    fci(t["ci95"]), fmt(t["mean_gap"]), fmt(t.get("lexical_overlap_accuracy")),
+                    fmt(t.get("answer_length_accuracy")),
                 )
+                for a in out["pairs"]["settings"]
+                for t in a["by_type"]
+            ),
+        )
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
