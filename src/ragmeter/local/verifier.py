@@ -202,18 +202,16 @@ class OnnxVerifier(BatchedEntailment):
         out = np.zeros(len(pairs), dtype=np.float64)
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
-            width = max(len(encs[i].ids) for i in idx)
+            lengths = np.array([len(encs[i].ids) for i in idx])
+            width = int(lengths.max())
             ids = np.zeros((len(idx), width), dtype=np.int64)
             types = np.zeros((len(idx), width), dtype=np.int64)
-            mask = np.zeros((len(idx), width), dtype=np.int64)
             for r, i in enumerate(idx):
-                n = len(encs[i].ids)
-                ids[r, :n] = encs[i].ids
-                types[r, :n] = encs[i].type_ids
-                mask[r, :n] = 1
+                ids[r, : lengths[r]] = encs[i].ids
+                types[r, : lengths[r]] = encs[i].type_ids
             feeds = {"input_ids": ids, "token_type_ids": types}
-            if self._masked:
-                feeds["attention_mask"] = mask
+            if self._masked:  # 1 over each pair's tokens, 0 over its padding
+                feeds["attention_mask"] = (np.arange(width) < lengths[:, None]).astype(np.int64)
             (logits,) = session.run(["logits"], feeds)
             out[idx] = 1.0 / (1.0 + np.exp(-np.asarray(logits, dtype=np.float64)[:, 0]))
         return out.tolist()
