@@ -290,7 +290,7 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         tuple(
             dict.fromkeys(
                 pair
-                for i in dict.fromkeys((*top, best))
+                for i in near
                 for pair in swap_candidates(claim, ctx.sentences[i], ctx.all_stems, ctx.text)
             )
         )
