@@ -440,20 +440,23 @@ def print_compare(out: dict[str, Any]) -> None:
         f"machine: {out['machine']}, {out['date']}; baseline {out['baseline']}, {out['rounds']} rounds "
         f"alternately, medians; load average (1 min) {out['load_average_1min'][0]}-{out['load_average_1min'][1]}\n"
     )
-    print(
-        "| set | verifier | in flight | samples/s before | after | ratio | CPU ms a sample before | after | ratio "
-        "| pairs a sample before | after | encoder CPU ms a sample before | after | verifier CPU ms a pair before "
-        "| after |"
+    markdown_table(
+        (
+            "set", "verifier", "in flight", "samples/s before", "after", "ratio", "CPU ms a sample before", "after",
+            "ratio", "pairs a sample before", "after", "encoder CPU ms a sample before", "after",
+            "verifier CPU ms a pair before", "after",
+        ),
+        (
+            (
+                r["set"], r["verifier"], r["concurrency"], b["samples_per_s"], t["samples_per_s"], r["rate_ratio"],
+                b["cpu_ms_per_sample"], t["cpu_ms_per_sample"], r["cpu_ratio"], b["pairs_verified_per_sample"],
+                t["pairs_verified_per_sample"], b["encoder_cpu_ms"], t["encoder_cpu_ms"], _dash(b["verifier_cpu_ms"]),
+                _dash(t["verifier_cpu_ms"]),
+            )
+            for r in out["compare"]
+            for b, t in [(r["baseline"], r["this"])]
+        ),
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in out["compare"]:
-        b, t = r["baseline"], r["this"]
-        print(
-            f"| {r['set']} | {r['verifier']} | {r['concurrency']} | {b['samples_per_s']} | {t['samples_per_s']} | "
-            f"{r['rate_ratio']} | {b['cpu_ms_per_sample']} | {t['cpu_ms_per_sample']} | {r['cpu_ratio']} | "
-            f"{b['pairs_verified_per_sample']} | {t['pairs_verified_per_sample']} | {b['encoder_cpu_ms']} | "
-            f"{t['encoder_cpu_ms']} | {_dash(b['verifier_cpu_ms'])} | {_dash(t['verifier_cpu_ms'])} |"
-        )
 
 
 def _dash(x: float | None) -> str:
