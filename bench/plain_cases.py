@@ -31,13 +31,12 @@ def right(case: dict[str, str], p: float) -> bool:
     return p >= 0.7 if case["expected"] == "supported" else p <= 0.3
 
 
-async def score(judge: LocalJudge, cases: list[dict[str, str]]) -> list[tuple[float, dict[str, float]]]:
+async def score(judge: LocalJudge, cases: list[dict[str, str]]) -> list[float]:
     out = []
     for case in cases:
         (v,) = await judge.verify_claims([case["claim"]], [case["context"]])
-        (values,) = await judge.claim_features([case["claim"]], [case["context"]])
         assert v.confidence is not None
-        out.append((v.confidence, values))
+        out.append(v.confidence)
     return out
 
 
@@ -49,19 +48,20 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         got = await score(judge, cases)
         per: dict[str, list[int]] = {}
         wrong = []
-        for case, (p, values) in zip(cases, got, strict=True):
+        for case, p in zip(cases, got, strict=True):
             ok = right(case, p)
             n = per.setdefault(case["lang"], [0, 0])
             n[0] += ok
             n[1] += 1
-            if not ok:
+            if not ok:  # the features of the wrong cases only (claim_features reads the claim again)
+                (values,) = await judge.claim_features([case["claim"]], [case["context"]])
                 wrong.append({**case, "p": round(p, 3), "features": {k: round(v, 3) for k, v in values.items()}})
         report[name] = {
             "right": sum(r for r, _ in per.values()),
             "n": len(cases),
             "per_lang": {k: {"right": r, "n": t} for k, (r, t) in per.items()},
             "wrong": wrong,
-            "p": [round(p, 4) for p, _ in got],
+            "p": [round(p, 4) for p in got],
         }
     return report
 
