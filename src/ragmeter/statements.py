@@ -401,10 +401,13 @@ def short_answer_claim(answer: str, question: str | None, lang: str = "en") -> s
     A one-word or one-phrase answer ("Paris", "1998", "Yes", "Arthur's Magazine", "巴黎") holds no
     statement of its own, so a claim extractor finds nothing in it (or, forced to answer, makes
     something up) and a claim-based score would be invalid. Ragas gives its statement generator the
-    question for this reason; this builds the statement from both, deterministically:
-    ``The answer to the question "<question>" is "<answer>".`` (Chinese:
-    ``问题“<question>”的答案是“<answer>”。``, for ``lang="zh"``), which can be verified against
-    contexts like any other claim.
+    question for this reason; this builds the statement from both, deterministically: the plain
+    statement where the question's form allows a rewrite (:func:`answer_statement`: "What is the
+    capital of France?" + "Paris" -> "The capital of France is Paris."; "法国的首都是哪里？" + "巴黎"
+    -> "法国的首都是巴黎。"), else ``The answer to the question "<question>" is "<answer>".``
+    (Chinese: ``问题“<question>”的答案是“<answer>”。``, for ``lang="zh"``), which can be verified
+    against contexts like any other claim. Factual and answer correctness read a short reference
+    (or answer) as this statement too.
 
     None (the caller keeps its usual rules) when there is no question, when the answer is empty,
     longer than one sentence of :data:`SHORT_ANSWER_WORDS` words or :data:`SHORT_ANSWER_CJK`
@@ -426,5 +429,79 @@ def short_answer_claim(answer: str, question: str | None, lang: str = "en") -> s
     cleaned = without_instructions(a)
     if not YES_NO_RE.match(cleaned) and statement_of(cleaned, leading=True) is None:
         return None
+    short = a.rstrip(" .。!！")
+    stated = answer_statement(q, short)
+    if stated is not None:
+        return stated
     template = _ANSWER_CLAIM["zh" if lang == "zh" else "en"]
-    return template.format(question=q, answer=a.rstrip(" .。!！"))
+    return template.format(question=q, answer=short)
+
+
+_ZH_WH_RE = re.compile(
+    "哪一年|哪年|哪一天|什么时候|何时|哪里|哪儿|什么地方|哪座城市|哪个城市|哪个国家|哪个|哪些|哪位|哪座|哪条|哪种|什么|谁|多少|几|多长|多高|多大|多重|多远"
+)
+_EN_COPULA_Q_RE = re.compile(r"^(?:what|who|which)\s+(is|are|was|were)\s+(.+)$", re.IGNORECASE)
+_EN_WHERE_Q_RE = re.compile(r"^where\s+(is|are|was|were)\s+(.+)$", re.IGNORECASE)
+_EN_SUBJECT_Q_RE = re.compile(
+    r"^(?:who|what|which(?:\s+[a-z]+){1,2}|what(?:\s+[a-z]+){1,2})\s+"
+    r"(?!(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|may|might|must)\b)"
+    r"([a-z]+(?:ed|es|s)|wrote|won|made|built|led|ran|took|gave|sold|found|held|began|came|became|beat|"
+    r"invented|painted|discovered|founded|designed)\b(.*)$",
+    re.IGNORECASE,
+)
+_EN_WHICH_COPULA_RE = re.compile(r"^(?:which|what)\s+[a-z]+(?:\s+[a-z]+)?\s+(is|are|was|were)\s+(.+)$", re.IGNORECASE)
+
+
+#: a question a plain rewrite gets wrong: a passive or a stranded preposition ("Who was Milhouse
+#: named after?", "What was the book based on?")
+_PASSIVE_OR_STRANDED_RE = re.compile(
+    r"\b(?:[a-z]+ed|born|known|made|given|written|built)\b(?:\s+[a-z]+)?$|\b(?:after|of|for|by|to|on|from|with|about|in|at)$",
+    re.IGNORECASE,
+)
+#: the rest of "Which N is ...?" that is a predicate, not a subject: a superlative, an ordinal
+_PREDICATE_RE = re.compile(r"(?:the\s+)?(?:[a-z]+est|most|least|first|last|only|closest|nearest)\b", re.IGNORECASE)
+
+
+def answer_statement(question: str, answer: str) -> str | None:
+    """The statement a short answer makes with a question it answers, where the question's form
+    allows a plain rewrite, or None: Chinese puts the answer in the question word's place
+    ("澳大利亚的首都是哪里？" + "堪培拉" -> "澳大利亚的首都是堪培拉。"; a measure word the answer repeats
+    is not doubled: "一年有多少个月？" + "十二个月" -> "一年有十二个月。"); English "What is X?" -> "X is
+    A.", "Where is X?" -> "X is in A.", "Who / Which N <verb> Y?" -> "A <verb> Y.", "Which N is
+    Y?" -> "A is Y."."""
+    q = question.strip().rstrip("?？ ")
+    if not q or not answer:
+        return None
+    if any(is_cjk(ch) for ch in q):
+        m = _ZH_WH_RE.search(q)
+        if m is None:
+            return None
+        rest = q[m.end() :]
+        k = 0  # the measure word or noun after the question word that the answer ends with
+        for n in range(min(len(rest), len(answer)), 0, -1):
+            if answer.endswith(rest[:n]):
+                k = n
+                break
+        return f"{q[: m.start()]}{answer}{rest[k:]}。"
+    cap = answer[0].upper() + answer[1:] if answer[:1].islower() else answer
+    if _PASSIVE_OR_STRANDED_RE.search(q):
+        return None  # "Who was Milhouse named after?": no plain rewrite, the template reads it
+    m = _EN_WHICH_COPULA_RE.match(q)
+    if m is not None:
+        verb, rest = m.group(1).lower(), m.group(2)
+        if _PREDICATE_RE.match(rest):  # "Which planet is the largest ...?" -> "Jupiter is the largest ..."
+            return f"{cap} {verb} {rest}."
+        return f"{rest[0].upper() + rest[1:]} {verb} {answer}."  # "What nationality was the author?"
+    m = _EN_COPULA_Q_RE.match(q)
+    if m is not None and q.split()[0].lower() != "which":
+        rest = m.group(2)
+        return f"{rest[0].upper() + rest[1:]} {m.group(1).lower()} {answer}."
+    m = _EN_WHERE_Q_RE.match(q)
+    if m is not None:
+        rest = m.group(2)
+        place = answer if re.match(r"(?:in|at|on|near|under|inside|outside)\b", answer, re.IGNORECASE) else f"in {answer}"
+        return f"{rest[0].upper() + rest[1:]} {m.group(1).lower()} {place[0].lower() + place[1:]}."
+    m = _EN_SUBJECT_Q_RE.match(q)
+    if m is not None:
+        return f"{cap} {m.group(1)}{m.group(2)}."
+    return None

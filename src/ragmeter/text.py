@@ -57,6 +57,11 @@ def is_cjk(ch: str) -> bool:
     return bool(ch) and _CJK_RE.match(ch) is not None
 
 
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a CJK ideograph."""
+    return _CJK_RE.search(text) is not None
+
+
 def detect_lang(text: str) -> Lang:
     """``"zh"`` when CJK ideographs are at least :data:`ZH_SHARE_THRESHOLD` of the tokens, else ``"en"``.
 

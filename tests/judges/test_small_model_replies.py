@@ -104,13 +104,22 @@ async def test_the_grammar_shape_is_part_of_the_cache_key() -> None:
 @pytest.mark.parametrize(
     ("answer", "question", "lang", "claim"),
     [
-        ("Paris", "What is the capital of France?", "en",
-         'The answer to the question "What is the capital of France?" is "Paris".'),
+        # a question whose form allows it: the statement itself (statements.answer_statement)
+        ("Paris", "What is the capital of France?", "en", "The capital of France is Paris."),
+        ("Shakespeare", "Who wrote Hamlet?", "en", "Shakespeare wrote Hamlet."),
+        ("Scottish", "What nationality was the author?", "en", "The author was Scottish."),
+        ("Jupiter", "Which planet is the largest in the Solar System?", "en", "Jupiter is the largest in the Solar System."),
+        ("In Paris.", "Where is the Eiffel Tower?", "en", "The Eiffel Tower is in Paris."),
+        ("巴黎", "法国的首都是哪里？", "zh", "法国的首都是巴黎。"),
+        ("十二个月", "一年有多少个月？", "zh", "一年有十二个月。"),
+        ("东海", "长江注入哪个海？", "zh", "长江注入东海。"),
+        # otherwise the template
+        ("Paris", "Tell me the capital of France.", "en",
+         'The answer to the question "Tell me the capital of France." is "Paris".'),
         ("1998.", "When was Google founded?", "en", 'The answer to the question "When was Google founded?" is "1998".'),
         ("Yes", "Are both bands American?", "en", 'The answer to the question "Are both bands American?" is "Yes".'),
         ("President Richard Nixon", "Who was Milhouse named after?", "en",
          'The answer to the question "Who was Milhouse named after?" is "President Richard Nixon".'),
-        ("巴黎", "法国的首都是哪里？", "zh", "问题“法国的首都是哪里？”的答案是“巴黎”。"),
         ("是的", "两个乐队都是美国的吗？", "zh", "问题“两个乐队都是美国的吗？”的答案是“是的”。"),
     ],
 )
@@ -143,10 +152,11 @@ async def test_a_one_word_answer_gets_its_claim_without_a_call() -> None:
     provider = FakeProvider([])
     judge = LLMJudge(ModelClient(provider, FAST))
     assert await judge.extract_claims("Delhi", question="What is the capital of India?") == [
-        'The answer to the question "What is the capital of India?" is "Delhi".'
+        "The capital of India is Delhi."
     ]
-    assert await judge.extract_claims("巴黎", question="法国的首都是哪里？", lang="zh") == [
-        "问题“法国的首都是哪里？”的答案是“巴黎”。"
+    assert await judge.extract_claims("巴黎", question="法国的首都是哪里？", lang="zh") == ["法国的首都是巴黎。"]
+    assert await judge.extract_claims("1998", question="When was Google founded?") == [
+        'The answer to the question "When was Google founded?" is "1998".'
     ]
     assert provider.requests == []
 
@@ -166,7 +176,7 @@ async def test_combined_extraction_asks_only_for_the_texts_that_are_not_short() 
     out = await judge.extract_claims_many(["Mumbai, the financial capital of India and its capital.", "Delhi"], question=q)
     assert out == [
         ["Mumbai is the financial capital of India.", "Mumbai is the capital of India."],
-        [f'The answer to the question "{q}" is "Delhi".'],
+        ["The capital of India is Delhi."],
     ]
     assert [r.step for r in provider.requests] == ["extract_claims"]  # one text left: the plain step
     both_short = LLMJudge(ModelClient(FakeProvider([]), FAST))
@@ -196,7 +206,7 @@ async def test_faithfulness_and_recall_of_one_word_answers_are_scores_not_no_cla
     recall = await ContextRecall().score(sample, judge)
     assert faith.valid and faith.value == 1.0
     assert recall.valid and recall.value == 0.0
-    assert faith.details["claims"][0]["claim"] == f'The answer to the question "{q}" is "Scottish".'
+    assert faith.details["claims"][0]["claim"] == "The author was Scottish."
     assert [r.step for r in provider.requests] == ["check_contexts"]  # no claim-extraction call at all
     claims_sent = provider.requests[0].messages[1].content
     assert "Scottish" in claims_sent and "American" in claims_sent

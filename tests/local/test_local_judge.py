@@ -369,7 +369,8 @@ async def test_assess_relevance_rejects_empty(judge: LocalJudge) -> None:
 
 async def test_the_reason_names_the_rule_that_decided_a_claim(judge: LocalJudge) -> None:
     """A claim held down by a confirmed contradiction says which one and that it caps the claim;
-    a claim the verifier entails confidently says that it reads supported."""
+    a claim a context sentence states says so, and a paraphrase the verifier entails confidently
+    says that it reads supported."""
     ctx = [
         "Councillor Priya Nandakumar, who chairs the transport committee, said the lanes would make "
         "the town centre safer for children. Opponents, led by Councillor Derek Holt, argued that "
@@ -390,5 +391,10 @@ async def test_the_reason_names_the_rule_that_decided_a_claim(judge: LocalJudge)
     assert "the contexts say the same with the negation flipped" in negated.reason
     assert "negation differs" not in negated.reason
     assert "a confirmed contradiction: at most 0.3" in negated.reason
-    assert copied.supported and "entailed confidently: at least 0.7" in copied.reason
-    assert "at most" not in copied.reason
+    assert copied.supported and "a context sentence states it" in copied.reason
+    assert "stated: at least 0.9" in copied.reason and "at most" not in copied.reason
+    (paraphrase,) = await judge.verify_claims(
+        ["Refunds take up to 14 days after the item is received."],
+        ["Refunds are issued within 14 days of receiving the returned item."],
+    )
+    assert paraphrase.supported and "entailed confidently: at least 0.8" in paraphrase.reason

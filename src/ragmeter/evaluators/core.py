@@ -164,12 +164,19 @@ class BaseEvaluator(FrameworkEvaluator):
 
 
 class FaithfulnessEvaluator(BaseEvaluator):
-    """Is the response supported by the contexts? ``score`` is the supported share of its claims;
-    ``passing`` when it reaches ``threshold`` (default 1.0: every claim supported, as LlamaIndex's
-    YES/NO)."""
+    """Is the response supported by the contexts? ``score`` is the supported share of its claims
+    (the expected share with a judge that gives its confidence, the local one); ``passing`` when
+    the share of claims judged supported reaches ``threshold`` (default 1.0: every claim supported,
+    as LlamaIndex's YES/NO), so that ``passing`` and the reason ("all 2 claims supported") agree."""
 
     def __init__(self, judge: Any = None, *, threshold: float = 1.0, lang: str = "auto") -> None:
         super().__init__(Faithfulness(lang=lang), judge, threshold=threshold)
+
+    def _passing(self, score: Score) -> bool | None:
+        n, supported = score.details.get("n_claims"), score.details.get("n_supported")
+        if score.value is None or not n or supported is None or self.threshold is None:
+            return super()._passing(score)
+        return supported / n >= self.threshold
 
 
 class RelevancyEvaluator(BaseEvaluator):

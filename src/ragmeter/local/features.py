@@ -372,7 +372,16 @@ for _word, _opposites in EN_ANTONYMS.items():
 
 _NO_COMPARATIVE_RE = re.compile(
     r"^\s*No (?P<cls>[A-Za-z][\w'’ -]*?) (?P<vp>(?:is|are|was|were|has|have|had|[a-z]+s|[a-z]+ed)"
-    r"(?: [a-z]+){0,2}? (?:more|less|fewer|[a-z]+er)(?: [a-z]+){0,3}?) than (?P<other>[^,;]+?)\s*(?P<end>[.!]?)\s*$"
+    r"(?: [a-z]+){0,2}? (?:more|less|fewer|[a-z]+er)(?: [\w'’-]+){0,4}?) than (?P<other>[^,;]+?)\s*(?P<end>[.!]?)\s*$"
+)
+#: "No other river flows through as many countries as the Danube."
+_NO_EQUATIVE_RE = re.compile(
+    r"^\s*No (?:other )?(?P<cls>[A-Za-z][\w'’ -]*?) (?P<verb>(?:is|are|was|were|has|have|had|[a-z]+s|[a-z]+ed)"
+    r"(?: [a-z]+){0,2}?) as (?P<much>many|much) (?P<what>[\w'’ -]+?) as (?P<other>[^,;]+?)\s*(?P<end>[.!]?)\s*$"
+)
+#: "中国没有比长江更长的河流。", "世界上没有比珠穆朗玛峰更高的山峰。"
+_ZH_NO_COMPARATIVE_RE = re.compile(
+    r"^(?P<where>[^，。,]*?)没有(?:任何)?比(?P<other>[^，。,]+?)更(?P<adj>[^，。,的]+)的(?P<cls>[^，。,]+?)(?P<end>[。！]?)$"
 )
 
 
@@ -381,6 +390,15 @@ def positive_comparative(text: str) -> str:
     "The Sahara is bigger than any other hot desert." (a superlative in other words: it has no
     negation to flip, and the verifier, which misreads the negated form, reads this one). Any
     other text is returned as it is."""
+    z = _ZH_NO_COMPARATIVE_RE.match(text.strip())
+    if z is not None:
+        return f"{z.group('other')}是{z.group('where')}最{z.group('adj')}的{z.group('cls')}{z.group('end') or '。'}"
+    e = _NO_EQUATIVE_RE.match(text)
+    if e is not None and len(e.group("cls").split()) <= 6:
+        other = e.group("other")
+        other = other[0].upper() + other[1:]
+        what, cls, end = e.group("what"), e.group("cls"), e.group("end") or "."
+        return f"{other} {e.group('verb')} more {what} than any other {cls}{end}"
     m = _NO_COMPARATIVE_RE.match(text)
     if (
         m is None

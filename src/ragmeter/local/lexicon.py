@@ -84,6 +84,14 @@ _EN_ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
     ("northern", "southern"),
     ("eastern", "western"),
     ("win", "lose"),
+    # converses of winning: "X lost to Y" says what "Y defeated X" says (frames: with the
+    # arguments exchanged, two flips)
+    ("defeated", "lost"),
+    ("beat", "lost"),
+    ("beaten", "lost"),
+    ("heavier", "lighter"),
+    ("nearer", "farther"),
+    ("closer", "farther"),
     ("won", "lost"),
     ("male", "female"),
     ("men", "women"),
@@ -159,6 +167,9 @@ _ZH_ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
     ("升高", "降低"),
     ("提高", "降低"),
     ("增长", "下降"),
+    ("战胜", "输给"),
+    ("击败", "输给"),
+    ("打败", "输给"),
 )
 
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError
 from ragmeter.local.calibration import Combiner
-from ragmeter.local.support import reads_entail
+from ragmeter.local.support import after_rules, reads_entail
 
 #: the two kinds of sample label and the link each is fitted with (see the module docstring)
 LINKS: dict[str, str] = {"binary": "all supported", "graded": "mean support"}
@@ -246,12 +246,19 @@ def refit(
 
 
 def bag_scores(bags: Sequence[Bag], support: Combiner, plain: Combiner) -> np.ndarray:
-    """Each bag's metric value under the combiners: the mean support probability of its claims."""
+    """Each bag's metric value under the combiners: the mean support probability of its claims,
+    after the judge's rules (:func:`~ragmeter.local.support.after_rules`; the fit itself reads the
+    combiners' probabilities, which the rules only cap or floor)."""
     if not bags:
         return np.zeros(0)
     like = {"support": support, "plain": plain}
     d = _Design(bags, like)
-    return d.bag_means(d.theta(like))
+    p = _sigmoid(d.a @ d.theta(like))
+    rows = [values for bag in bags for values in bag.rows]
+    ruled = np.array(
+        [after_rules(values, float(q), scorer_of(values, support, plain) == "support") for values, q in zip(rows, p, strict=True)]
+    )
+    return np.bincount(d.bag, weights=ruled, minlength=d.n_bags) / d.size
 
 
 __all__ = ["DEFAULT_L2", "LINKS", "Bag", "bag_scores", "refit", "scorer_of"]

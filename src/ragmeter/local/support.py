@@ -66,12 +66,17 @@ from ragmeter.local.features import (
     number_swap,
     stem,
 )
+from ragmeter.local.frames import FrameReading, context_names, context_norms, lexical, read_frames, verdict
 from ragmeter.local.lexicon import EN_STOPWORDS, ZH_STOPCHARS
 from ragmeter.local.verifier import Verifier
 from ragmeter.text import is_cjk, split_sentences, tokenize
 
 _FIRST_PERSON_RE = re.compile(
     r"\b(?:[Ii](?=\s+[a-z])|[Ii]['’](?:m|ve|d|ll)|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Oo]ur)\b|我"
+)
+
+_PRONOUN_SUBJECT_RE = re.compile(
+    r"\s*(?:it|its|he|his|she|her|they|their|them|this|these|those|that|there)\b|\s*[它他她这那]", re.IGNORECASE
 )
 
 SUPPORT_FEATURES: tuple[str, ...] = (
@@ -90,7 +95,14 @@ SUPPORT_FEATURES: tuple[str, ...] = (
 #: the verifier's feature; a combiner that lists it is fed by the verifier
 ENTAIL = "entail"
 #: features no combiner reads: the rules of :func:`support_probability` do
-RULE_FEATURES: tuple[str, ...] = ("num_swap", "term_swap", "neg_confirmed", "speaker_swap")
+RULE_FEATURES: tuple[str, ...] = (
+    "num_swap",
+    "term_swap",
+    "neg_confirmed",
+    "speaker_swap",
+    "frame_conflict",
+    "frame_agrees",
+)
 #: best-aligned context sentences of each claim whose premises the verifier may read
 TOP_PREMISES = 2
 #: an entailment probability at which the first premise settles the claim (no second round)
@@ -123,6 +135,8 @@ class ContextIndex:
     all_words: frozenset[str]
     all_slots: frozenset[tuple[str, str]] = frozenset()  # (number, unit) pairs (number_slots)
     all_stems: frozenset[str] = frozenset()  # stems of all_words (swap_candidates)
+    frame_norms: frozenset[str] = frozenset()  # content words as frames.tokens reads them
+    frame_names: frozenset[str] = frozenset()  # names as frames.tokens reads them
 
     @functools.cached_property
     def text(self) -> str:
@@ -195,6 +209,8 @@ def index_contexts(contexts: Sequence[str]) -> ContextIndex:
         frozenset(all_words),
         frozenset(all_slots),
         frozenset(stem(w) for w in all_words),
+        context_norms(sentences),
+        context_names(sentences),
     )
 
 
@@ -228,6 +244,7 @@ class SupportFeatures:
     best: int  # index of the best-aligned context sentence (-1: none)
     top: tuple[int, ...] = ()  # the verifier's TOP_PREMISES sentences, best first
     swaps: tuple[tuple[str, str], ...] = ()  # swap_candidates: (claim words, sentence words)
+    frame: FrameReading | None = None  # the sentence reading that decided frame_conflict / frame_agrees
 
 
 def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> SupportFeatures:
@@ -313,6 +330,11 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
     )
     # who says it: a quote put in another speaker's mouth (English claims)
     speaker_swap = 0.0 if cf.has_cjk else speaker_swapped(claim, premises, ctx.all_entities)
+    # the claim read against each sentence that speaks to it (frames): a filler from elsewhere,
+    # roles exchanged, flips that cancel
+    said, frame = verdict(
+        read_frames(claim, ctx.sentences, ctx.context_of, ctx.text, ctx.frame_norms, ctx.frame_names)
+    )
     values = {
         "sim_max": float(np.max(sims)),
         "cov_best": cov_best,
@@ -330,8 +352,19 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         "term_swap": 1.0 if swaps else 0.0,
         "neg_confirmed": neg_confirmed,
         "speaker_swap": speaker_swap,
+        "frame_conflict": 1.0 if said == "conflict" else 0.0,
+        # stated, where the claim says who or what it is about (a pronoun's referent is not read),
+        # states rather than asks, and does not speak for the speaker
+        "frame_agrees": 1.0
+        if said == "agrees"
+        and num_missing == 0
+        and ent_novel == 0
+        and not _FIRST_PERSON_RE.search(claim)
+        and not claim.rstrip().endswith(("?", "？"))
+        and not _PRONOUN_SUBJECT_RE.match(claim)
+        else 0.0,
     }
-    return SupportFeatures(values, best, top, swaps)
+    return SupportFeatures(values, best, top, swaps, frame)
 
 
 _ANSWER_LEAD_RE = re.compile(
@@ -588,10 +621,16 @@ def explain(values: dict[str, float], p: float) -> str:
         parts.append("words of the closest context sentence are replaced")
     if values.get("speaker_swap", 0) > 0:
         parts.append("the contexts give these words to another speaker")
+    if values.get("frame_conflict", 0) > 0:
+        parts.append("a context sentence about the same thing says otherwise")
+    if values.get("frame_agrees", 0) > 0:
+        parts.append("a context sentence states it")
     if ENTAIL in values:
         parts.append(f"entailment {values[ENTAIL]:.2f}")
     if contradiction_confirmed(values):
         parts.append(f"a confirmed contradiction: at most {CONTRADICTED_CAP}")
+    elif values.get("frame_agrees", 0) > 0:
+        parts.append(f"stated: at least {STATED_FLOOR}")
     elif entailed_confidently(values):
         parts.append(f"entailed confidently: at least {ENTAILED_FLOOR}")
     return "; ".join(parts) + " (local judge)"
@@ -632,12 +671,19 @@ async def claim_support(
     judge's embedder), a swap candidate whose two sides are synonyms (:data:`SWAP_SYNONYM`) is
     dropped from ``term_swap``, in one call for all claims; without it every candidate counts."""
     feats = [support_features(c, ctx, sims[i]) for i, c in enumerate(claims)]
-    pairs = list(dict.fromkeys(pair for f in feats for pair in f.swaps))
+    # a frame swap of common words may be a synonym put in the word's place; names and numbers not
+    frame_pairs = [
+        f.frame.swaps if f.frame is not None and f.values["frame_conflict"] and all(map(lexical, f.frame.swaps)) else ()
+        for f in feats
+    ]
+    pairs = list(dict.fromkeys([*(pair for f in feats for pair in f.swaps), *(p for fp in frame_pairs for p in fp)]))
     if pairs and embed is not None:
         emb = np.asarray(await embed([t for pair in pairs for t in pair]), dtype=np.float64)
         synonym = {pair: float(emb[2 * k] @ emb[2 * k + 1]) >= SWAP_SYNONYM for k, pair in enumerate(pairs)}
-        for f in feats:
+        for f, fp in zip(feats, frame_pairs, strict=True):
             f.values["term_swap"] = 1.0 if any(not synonym[pair] for pair in f.swaps) else 0.0
+            if fp and f.frame is not None and not f.frame.flips and all(synonym[pair] for pair in fp):
+                f.values["frame_conflict"] = 0.0  # a synonym in the sentence's place, not a swap
     if verifier is None:
         return feats
     read: list[int] = []
@@ -683,8 +729,11 @@ def reads_entail(values: Mapping[str, float], combiner: Combiner) -> bool:
 CONTRADICTED_CAP = 0.3
 #: the least a claim the verifier entails confidently reads, at :data:`CONFIDENT` (rising to
 #: :data:`ENTAILED_FLOOR_TOP` at entailment 1)
-ENTAILED_FLOOR = 0.7
-ENTAILED_FLOOR_TOP = 0.8
+ENTAILED_FLOOR = 0.8
+ENTAILED_FLOOR_TOP = 0.95
+#: the least a claim reads that a context sentence states, every content word there with no
+#: filler swapped and flips that cancel (:mod:`ragmeter.local.frames`)
+STATED_FLOOR = 0.9
 
 
 def contradiction_confirmed(values: Mapping[str, float]) -> bool:
@@ -696,13 +745,22 @@ def contradiction_confirmed(values: Mapping[str, float]) -> bool:
     verifier entails the claim confidently, a few characters of an otherwise copied sentence
     replaced by ones the contexts lack (``term_swap``, Chinese claims)."""
     if (
-        values.get("num_swap", 0.0) > 0
-        or values.get("neg_confirmed", 0.0) > 0
-        or values.get("antonym", 0.0) > 0
+        values.get("frame_conflict", 0.0) > 0
+        or values.get("num_swap", 0.0) > 0
         or values.get("speaker_swap", 0.0) > 0
     ):
         return True
-    return values.get("term_swap", 0.0) > 0 and values.get(ENTAIL, 0.0) < CONFIDENT
+    # a negation or an opposite alone says otherwise, unless a sentence states the claim with
+    # flips that cancel ("does not open" / "is closed": frames)
+    if values.get("frame_agrees", 0.0) == 0 and (
+        values.get("neg_confirmed", 0.0) > 0 or values.get("antonym", 0.0) > 0
+    ):
+        return True
+    return (
+        values.get("term_swap", 0.0) > 0
+        and values.get(ENTAIL, 0.0) < CONFIDENT
+        and values.get("frame_agrees", 0.0) == 0
+    )
 
 
 def entailed_confidently(values: Mapping[str, float]) -> bool:
@@ -719,18 +777,28 @@ def entailed_confidently(values: Mapping[str, float]) -> bool:
 
 def support_probability(feats: SupportFeatures, combiner: Combiner, plain: Combiner) -> float:
     """P(supported): ``combiner`` (which reads :data:`ENTAIL`) when the verifier read the claim,
-    else ``plain`` (:func:`reads_entail`); then two rules the combiners, fitted on overlap-heavy
-    data, do not learn. A contradiction the features confirm (:func:`contradiction_confirmed`)
-    caps it at :data:`CONTRADICTED_CAP`, whatever the verifier says (it reads numbers and swapped
-    words poorly); otherwise, when the verifier entails the claim confidently (>= :data:`CONFIDENT`)
-    and the claim brings no name the contexts lack and no negation flip, it reads supported: at
-    least :data:`ENTAILED_FLOOR`, whatever the lexical overlap."""
+    else ``plain`` (:func:`reads_entail`); then the rules the combiners, fitted on overlap-heavy
+    data, do not learn (:func:`after_rules`)."""
     values = feats.values
     entail = reads_entail(values, combiner)
     use = combiner if entail else plain
-    p = min(max(use.probability(values), 0.0), 1.0)
+    return after_rules(values, use.probability(values), entail)
+
+
+def after_rules(values: Mapping[str, float], p: float, entail: bool) -> float:
+    """A combiner's probability ``p`` for a claim with these feature ``values`` after the rules. A
+    contradiction the features confirm (:func:`contradiction_confirmed`) caps it at
+    :data:`CONTRADICTED_CAP`, whatever the verifier says (it reads numbers and swapped words
+    poorly); otherwise a claim a context sentence states (``frame_agrees``) reads at least
+    :data:`STATED_FLOOR`, and, when the verifier entails the claim confidently (>=
+    :data:`CONFIDENT`, ``entail``: the combiner read it) and the claim brings no name the contexts
+    lack and no negation flip, it reads supported: at least :data:`ENTAILED_FLOOR`, whatever the
+    lexical overlap. :func:`ragmeter.local.refit.bag_scores` applies the same rules."""
+    p = min(max(float(p), 0.0), 1.0)
     if contradiction_confirmed(values):
         return min(p, CONTRADICTED_CAP)
+    if values.get("frame_agrees", 0.0) > 0:
+        p = max(p, STATED_FLOOR)
     if entail and entailed_confidently(values):
         e = values[ENTAIL]
         floor = ENTAILED_FLOOR + (ENTAILED_FLOOR_TOP - ENTAILED_FLOOR) * (e - CONFIDENT) / (1.0 - CONFIDENT)

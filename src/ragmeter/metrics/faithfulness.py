@@ -110,8 +110,11 @@ class Faithfulness(Metric):
             )
         else:
             reason = f"all {n} claims supported by the contexts"
+        value = sum(support_probability(v) for v in verdicts) / n
+        if abs(value - n_supported / n) >= 0.005:  # a judge that gives its confidence (the local one)
+            reason += f" (expected share {value:.2f}, from the judge's confidence in each verdict)"
         return Score(
-            value=sum(support_probability(v) for v in verdicts) / n,
+            value=value,
             reason=reason,
             details={"claims": rows, "n_claims": n, "n_supported": n_supported, "lang": lang},
         )

@@ -1,0 +1,79 @@
+"""The frame reading (ragmeter.local.frames): a claim against each sentence that speaks to it."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmeter.local import LocalJudge
+from ragmeter.local.frames import clauses, read_frames, verdict
+from ragmeter.local.support import index_contexts
+
+
+def said(claim: str, context: str) -> str:
+    ctx = index_contexts([context])
+    found, _ = verdict(
+        read_frames(claim, ctx.sentences, ctx.context_of, ctx.text, ctx.frame_norms, ctx.frame_names)
+    )
+    return found
+
+
+AUSTRALIA = "Canberra is the capital city of Australia. Sydney is the largest city in Australia."
+MUSEUM = "The museum is open from Tuesday to Sunday. It is closed on Mondays."
+
+
+@pytest.mark.parametrize(
+    ("claim", "context", "expected"),
+    [
+        # a filler from another sentence, word order aside
+        ("The capital of Australia is Sydney.", AUSTRALIA, "conflict"),
+        ("Sydney is the largest city in Australia.", AUSTRALIA, "agrees"),
+        # a noun from another sentence in a noun's place
+        ("Insulin is produced by the liver.",
+         "Insulin is a hormone produced by the pancreas. The liver stores glucose as glycogen.", "conflict"),
+        # a number from another clause of the same sentence
+        ("The library opens at 11 a.m. on weekdays.",
+         "The library opens at 9 a.m. on weekdays and at 11 a.m. on Saturdays.", "conflict"),
+        # roles exchanged around the same verb; the passive and the opposite verb cancel it
+        ("Lena Marsh beat Serena Okafor in the final.", "Serena Okafor beat Lena Marsh in the final.", "conflict"),
+        ("Blood is pumped through the body by the heart.", "The heart pumps blood through the body.", "agrees"),
+        ("The Atlantic Ocean is smaller than the Pacific Ocean.",
+         "The Pacific Ocean is larger than the Atlantic Ocean.", "agrees"),
+        ("The Atlantic Ocean is larger than the Pacific Ocean.",
+         "The Pacific Ocean is larger than the Atlantic Ocean.", "conflict"),
+        # a negation and an opposite cancel; a negated claim with another filler is no contradiction
+        ("The museum does not open on Mondays.", MUSEUM, "agrees"),
+        ("The museum is open on Mondays.", MUSEUM, "conflict"),
+        # Chinese: a name from another sentence, roles exchanged, a comparative turned round
+        ("中国的首都是上海。", "北京是中华人民共和国的首都。上海是中国最大的城市。", "conflict"),
+        ("日本队在决赛中战胜了中国队。", "在决赛中，中国队以3比1战胜了日本队。", "conflict"),
+        ("深圳的人口比广州少。", "广州的人口比深圳多。", "agrees"),
+        ("深圳的人口比广州多。", "广州的人口比深圳多。", "conflict"),
+    ],
+)
+def test_frame_verdicts(claim: str, context: str, expected: str) -> None:
+    assert said(claim, context) == expected
+
+
+def test_a_sentence_that_does_not_speak_to_the_claim_decides_nothing() -> None:
+    assert said("The bridge opened in 1937.", AUSTRALIA) == ""
+
+
+def test_clauses() -> None:
+    assert clauses("Revenue grew by 12 percent, while profit fell by 4 percent.") == (
+        "Revenue grew by 12 percent",
+        "profit fell by 4 percent.",
+    )
+    assert clauses("在决赛中，中国队以3比1战胜了日本队。") == ("在决赛中中国队以3比1战胜了日本队。",)
+    assert clauses("植物吸收二氧化碳，释放氧气。") == ("植物吸收二氧化碳", "释放氧气。")
+
+
+async def test_the_judge_reads_the_issue_cases_and_says_why() -> None:
+    judge = LocalJudge()
+    wrong, right = await judge.verify_claims(
+        ["The capital of Australia is Sydney.", "Canberra is the capital of Australia."], [AUSTRALIA]
+    )
+    assert wrong.confidence is not None and wrong.confidence <= 0.3
+    assert "says otherwise" in wrong.reason
+    assert right.confidence is not None and right.confidence >= 0.9
+    (v,) = await judge.verify_claims(["The museum does not open on Mondays."], [MUSEUM])
+    assert v.confidence is not None and v.confidence >= 0.9 and "states it" in v.reason
