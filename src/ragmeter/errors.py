@@ -10,6 +10,9 @@
     └── JudgeError               a judge call failed
         ├── RateLimitError       HTTP 429 (retryable; carries retry_after)
         ├── TransportError       timeout, connection error, HTTP 5xx (retryable)
+        │   └── Unreachable      no connection opened: refused, name not resolved, TLS failed
+        │                        (retried in a run the endpoint has answered; before its first
+        │                        reply it is an EndpointError: the run stops)
         ├── JudgeOutputError     the reply could not be used (carries the raw reply)
         │   ├── ReplyTruncated       cut off at max_tokens (finish_reason "length"), also after a retry
         │   ├── IndexOutOfRange      an item or sentence number that the request does not have
@@ -136,6 +139,18 @@ class TransportError(JudgeError):
         super().__init__(message, raw=raw)
 
 
+class Unreachable(TransportError):
+    """No connection could be opened to the endpoint: refused, a host name that does not resolve,
+    TLS that failed. Retried like any transport error once the endpoint has answered in this run;
+    before its first reply the client stops the run with an :class:`EndpointError` (reason
+    ``"unreachable"``) instead: a wrong URL or a server that is not running is not worth minutes of
+    retries. ``endpoint`` is the base URL."""
+
+    def __init__(self, message: str, *, endpoint: str | None = None) -> None:
+        self.endpoint = endpoint
+        super().__init__(message)
+
+
 class JudgeOutputError(JudgeError):
     """The judge replied, but the reply could not be parsed into what the step needs.
 
@@ -181,7 +196,8 @@ class EndpointError(JudgeError):
     ``reason`` is one of ``"auth"`` (401/403: the key), ``"model"`` (404 naming the model),
     ``"route"`` (404/405: wrong base URL or path), ``"not_openai"`` (the server answers, but not in
     the OpenAI API's shape: HTML, other JSON), ``"structured"`` (a structured-output mode the
-    server refuses, named explicitly with ``--structured``). ``endpoint`` is the base URL,
+    server refuses, named explicitly with ``--structured``), ``"unreachable"`` (no connection could
+    be opened before the endpoint's first reply: :class:`Unreachable`). ``endpoint`` is the base URL,
     ``status`` the HTTP status (None when there was none), ``server_message`` the server's words.
     """
 

@@ -233,3 +233,43 @@ def test_junit_escapes_hostile_text(tmp_path: Path) -> None:
     (case,) = _xml_cases(path)
     failure = case.find("failure")
     assert failure is not None and failure.get("message") == "reason </failure><script>\ufffd\ufffd"
+
+
+def test_nothing_measured_is_never_success(tmp_path: Path) -> None:
+    """A metric without one valid score fails the run (exit 1, the invalid kinds counted) though no
+    gate was asked for; --max-invalid 1 accepts it; a metric with one valid score passes."""
+    data = tmp_path / "d.jsonl"
+    rows = [
+        {"question": "Q1?", "contexts": ["Paris is the capital of France."], "answer": "I do not know."},
+        {"question": "Q2?", "contexts": ["Paris is the capital of France."], "answer": "Hello!"},
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = ["evaluate", str(data), "-m", "faithfulness", "--json", "--no-progress", "--out", str(tmp_path / "s")]
+    code, out, err = _run(base)
+    assert code == 1
+    assert "gate failed: faithfulness: nothing measured: all 2 scores invalid (NoClaims: 2)" in err
+    assert json.loads(out)["gates"][0]["rule"] == "scored"
+    code, _, err = _run([*base, "--max-invalid", "1"])
+    assert code == 0, err
+    rows[0]["answer"] = "Paris is the capital of France."
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = _run(base)
+    assert code == 0, err
+    assert "gates" not in json.loads(out)
+
+
+def test_an_endpoint_no_connection_reaches_exits_2_at_once(tmp_path: Path) -> None:
+    """A --base-url where nothing listens: exit 2 with the URL and the cause, no retries."""
+    import time
+
+    t = time.monotonic()
+    res = CliRunner().invoke(
+        cli,
+        [
+            "evaluate", str(EXAMPLE), "-m", "faithfulness", "--no-progress", "--out", str(tmp_path / "s"),
+            "--judge", "openai-compatible:m", "--base-url", "http://127.0.0.1:9/v1",
+        ],
+    )
+    assert res.exit_code == 2
+    assert "http://127.0.0.1:9/v1: the connection to 127.0.0.1:9 was refused" in res.stderr
+    assert "is the server running" in res.stderr and time.monotonic() - t < 20

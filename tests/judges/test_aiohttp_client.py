@@ -22,9 +22,10 @@ import pytest
 
 from helpers.proxy import ForwardProxy
 from helpers.server import FakeOpenAIServer
-from ragmeter.errors import ConfigError, TransportError
+from ragmeter.errors import ConfigError, TransportError, Unreachable
 from ragmeter.judges.providers.aiohttp_client import AiohttpClient
 from ragmeter.judges.providers.http import (
+    ConnectError,
     HTTPError,
     HTTPTimeout,
     Proxies,
@@ -217,18 +218,27 @@ async def test_read_timeout_is_an_http_timeout_and_the_provider_s_transport_erro
 
 
 async def test_connect_error_is_an_http_error_and_the_provider_s_transport_error() -> None:
+    """A refused connection says so in plain words: a ConnectError, and the provider's Unreachable
+    (a TransportError, which the client stops the run on before the endpoint's first reply)."""
     async with RawServer() as gone:
         url = gone.url
     async with new_client() as client:
-        with pytest.raises(HTTPError, match="cannot connect") as info:
+        with pytest.raises(ConnectError, match="was refused: no server listens there") as info:
             await chat(client, url, {})
-    assert not isinstance(info.value, HTTPTimeout)
+    assert isinstance(info.value, HTTPError) and not isinstance(info.value, HTTPTimeout)
     provider = OpenAICompatibleProvider("m", base_url=url, structured="none")
     try:
-        with pytest.raises(TransportError, match="connection error: cannot connect"):
+        with pytest.raises(Unreachable, match=r"connection error: the connection to .* was refused") as e:
             await provider.generate(ChatRequest(messages=(Message("user", "hi"),)))
+        assert isinstance(e.value, TransportError) and e.value.endpoint == url
     finally:
         await provider.aclose()
+
+
+async def test_a_name_that_does_not_resolve_is_said_plainly() -> None:
+    async with new_client() as client:
+        with pytest.raises(ConnectError, match=r"the host name 'no-such-host\.invalid' does not resolve"):
+            await chat(client, "http://no-such-host.invalid:8000/v1", {})
 
 
 async def test_a_large_reply_arrives_whole(server: RawServer) -> None:
@@ -363,7 +373,7 @@ async def test_tls_with_the_system_trust_store_or_the_bundle_ssl_cert_file_names
     async with RawServer(tls=server_ctx) as tls_server:
         # the system's trust store does not know this CA: a connection error, not a timeout
         async with new_client() as strict:
-            with pytest.raises(HTTPError, match="cannot connect") as info:
+            with pytest.raises(ConnectError, match=r"TLS with localhost:.* failed: .*CERTIFICATE_VERIFY_FAILED") as info:
                 await chat(strict, tls_server.url, {})
         assert not isinstance(info.value, HTTPTimeout) and tls_server.connections == 0
         # SSL_CERT_FILE names a bundle that does: a process whose environment sets it is served (the

@@ -367,11 +367,41 @@ async def test_embeddings_with_cache_and_batches(
     assert fake_openai_server.requests[0]["encoding_format"] == "float"
 
 
-async def test_connection_refused_is_transport_error() -> None:
+async def test_an_endpoint_no_connection_reaches_stops_the_run_at_the_first_request() -> None:
+    """A refused connection before the endpoint has ever answered: an EndpointError (reason
+    "unreachable") with the URL and the cause in plain words, no retry, and nothing sent after it."""
     provider = OpenAICompatibleProvider("m", base_url="http://127.0.0.1:9/v1")
-    async with ModelClient(provider, JudgeConfig(max_retries=1, **FAST), sleep=RecordingSleep()) as client:
-        with pytest.raises(TransportError, match="connection"):
+    sleep = RecordingSleep()
+    async with ModelClient(provider, JudgeConfig(max_retries=5, **FAST), sleep=sleep) as client:
+        t = time.monotonic()
+        with pytest.raises(EndpointError, match=r"127\.0\.0\.1:9/v1: the connection to 127\.0\.0\.1:9 was refused") as e:
             await client.generate(req())
+        assert e.value.reason == "unreachable" and e.value.endpoint == "http://127.0.0.1:9/v1"
+        assert "is the server running" in str(e.value)
+        assert client.retries == 0 and sleep.calls == [] and time.monotonic() - t < 5
+        with pytest.raises(EndpointError, match=r"refused"):  # later calls: nothing sent
+            await client.generate(req("again"))
+        assert client.calls == 2 and client.failed_calls == 2
+
+
+async def test_a_refused_connection_after_the_endpoint_answered_is_retried() -> None:
+    """Once the endpoint has answered, a refused connection is a transient transport error:
+    retried with backoff, and the run goes on."""
+    from ragmeter.errors import Unreachable
+    from ragmeter.judges.providers.fake import FakeProvider
+
+    refused = Unreachable("fake: connection error: the connection to 127.0.0.1:9 was refused", endpoint="x")
+    provider = FakeProvider(["first", refused, refused, "back"])
+    sleep = RecordingSleep()
+    async with ModelClient(provider, JudgeConfig(max_retries=3, **FAST), sleep=sleep) as client:
+        assert (await client.generate(req("a"))).text == "first"
+        assert (await client.generate(req("b"))).text == "back"
+        assert client.retries == 2 and len(sleep.calls) == 2
+    provider = FakeProvider(["first", refused, refused])
+    async with ModelClient(provider, JudgeConfig(max_retries=1, **FAST), sleep=RecordingSleep()) as client:
+        await client.generate(req("a"))
+        with pytest.raises(TransportError, match="refused"):
+            await client.generate(req("b"))
 
 
 def test_provider_key_handling(monkeypatch: pytest.MonkeyPatch) -> None:

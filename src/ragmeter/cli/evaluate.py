@@ -213,7 +213,9 @@ def evaluate_cmd(
 
     With no --judge the offline local judge is used and nothing leaves this machine.
     Exit codes: 0 done (every gate passed), 1 a gate failed (--fail-under, --max-invalid,
-    --fail-on-invalid), 2 bad input or configuration.
+    --fail-on-invalid) or a metric has no valid score at all (unless --max-invalid is given), 2
+    bad input or configuration, or a judge that cannot serve the run (a bad key, an unknown model,
+    an endpoint no connection reaches).
     """
     from ragmeter.dataset import parse_mapping
     from ragmeter.dataset.sources import SampleStream
@@ -344,7 +346,7 @@ def evaluate_cmd(
         from ragmeter.report.console import render_result
 
         render_result(result)
-    if gated or junit is not None:
+    if gated or junit is not None or any(not c.passed for c in checks):
         finish_gates(
             checks,
             junit=junit,

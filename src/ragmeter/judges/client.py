@@ -8,7 +8,11 @@ in the calling task; on :class:`RateLimitError` /
 :class:`TransportError` a retry after ``max(retry_after, backoff)`` with exponential backoff and
 full jitter (the slot is released while sleeping); any other :class:`JudgeError` raises at
 once; after an :class:`EndpointError` (the endpoint cannot serve the run) the client sends nothing
-more in that run (event loop) and raises it again for every call. Every finished call (success, cache hit or final failure)
+more in that run (event loop) and raises it again for every call. A connection that cannot be
+opened at all (:class:`Unreachable`: refused, a name that does not resolve, TLS that failed) is
+such an error while the endpoint has not answered once: a wrong ``--base-url`` or a server that
+is not running stops the run at its first request, not after minutes of retries; once the endpoint
+has answered, it is a transport error like any other and retried. Every finished call (success, cache hit or final failure)
 is appended to the running job's :class:`CallLog` as a :class:`CallRecord`, and added to the
 client's running totals.
 
@@ -24,7 +28,14 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ragmeter.errors import EndpointError, JudgeError, RateLimitError, TransportError, UnsupportedStepError
+from ragmeter.errors import (
+    EndpointError,
+    JudgeError,
+    RateLimitError,
+    TransportError,
+    Unreachable,
+    UnsupportedStepError,
+)
 from ragmeter.judges.cache import LLMCache, NullCache, chat_key, embed_key, provider_identity
 from ragmeter.judges.config import JudgeConfig
 from ragmeter.judges.limits import RateLimiter, RequestSlots, within
@@ -97,6 +108,9 @@ class ModelClient:
         # later calls raise it without a request, so the requests already out are the only ones
         # the broken endpoint sees
         self._stopped: tuple[asyncio.AbstractEventLoop, EndpointError] | None = None
+        #: whether a connection to the endpoint has opened (a reply, or an error after connecting):
+        #: until then an :class:`Unreachable` stops the run
+        self.answered = False
         self._wave_out: asyncio.Future[None] | None = None  # see first_wave_out()
         self.sleeps: list[float] = []  # backoff sleeps, in order
 
@@ -193,18 +207,29 @@ class ModelClient:
                     self._wake_wave()
                 try:
                     result = await within(fn(), cfg.timeout_s)
+                    self.answered = True
                     if attempt > 1:
                         notify_retry(None)
                     return result, attempt
                 except asyncio.TimeoutError:
                     error = TransportError(f"{self.name}: request timed out after {cfg.timeout_s}s")
+                except Unreachable as e:
+                    if self.answered:
+                        error = e
+                    else:  # never reached in this run: nothing to retry for
+                        fatal = _unreachable(e, self.name)
+                        fatal.attempts = attempt  # type: ignore[attr-defined]
+                        self._stopped = (asyncio.get_running_loop(), fatal)
+                        raise fatal from e
                 except (RateLimitError, TransportError) as e:
+                    self.answered = True  # a connection opened (a 429 or 5xx came back, or it broke later)
                     error = e
                 except EndpointError as e:
                     e.attempts = attempt  # type: ignore[attr-defined]
                     self._stopped = (asyncio.get_running_loop(), e)
                     raise
                 except JudgeError as e:
+                    self.answered = True  # the server replied, with something this request cannot use
                     e.attempts = attempt  # type: ignore[attr-defined]
                     raise
                 finally:
@@ -408,6 +433,17 @@ class ModelClient:
                 attempts=attempts,
             )
         )
+
+
+def _unreachable(error: Unreachable, name: str) -> EndpointError:
+    """The run-stopping error for an endpoint that no connection reaches before its first reply."""
+    where = error.endpoint or name
+    return EndpointError(
+        f"{where}: {str(error).partition('connection error: ')[2] or error} -- is the server running, "
+        "and is the base URL right? (nothing was retried: no request of this run has reached it)",
+        reason="unreachable",
+        endpoint=error.endpoint,
+    )
 
 
 def _again(error: EndpointError) -> EndpointError:

@@ -19,6 +19,10 @@ Rules:
 - ``max_invalid`` (``--max-invalid RATE``, and ``--fail-on-invalid`` which is
   ``--max-invalid 0``): fails a metric whose share of invalid scores, ``n_invalid / (n_scored
   + n_invalid)``, exceeds RATE. It applies to every metric of the run.
+- ``scored`` (always, unless ``max_invalid`` is given): fails a metric of which not one score is
+  valid. "Nothing measured" is never success: a judge that failed on every request, or inputs no
+  metric could read, exit 1 with the invalid kinds counted, though no gate was asked for. A user
+  who accepts that says so with ``--max-invalid 1``.
 - ``regression`` (``compare --fail-on-regression --margin M``): fails a metric when B is worse
   than A and the 95% CI of ``B - A`` lies entirely beyond ``-M`` (see
   :mod:`ragmeter.report.comparison`).
@@ -194,6 +198,22 @@ def threshold_checks(
                 message=f"{name}: {why} (n_scored={s.n_scored}, n_invalid={s.n_invalid}{ci})",
             )
         )
+    if max_invalid is None:
+        for name, s in summary.items():
+            if s.n_scored == 0 and s.n_invalid > 0:
+                kinds = ", ".join(f"{k}: {v}" for k, v in sorted(s.invalid_kinds.items()))
+                checks.append(
+                    GateCheck(
+                        name=f"{name} scored at least once",
+                        metric=name,
+                        rule="scored",
+                        passed=False,
+                        value=0.0,
+                        bound=1.0,
+                        message=f"{name}: nothing measured: all {s.n_invalid} scores invalid ({kinds}); "
+                        "--max-invalid 1 accepts that",
+                    )
+                )
     if max_invalid is not None:
         for name, s in summary.items():
             total = s.n_scored + s.n_invalid

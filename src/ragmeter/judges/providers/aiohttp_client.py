@@ -43,7 +43,15 @@ import aiohttp
 from multidict import CIMultiDict
 from yarl import URL
 
-from ragmeter.judges.providers.http import HTTPError, HTTPTimeout, Proxies, Reply, Target, Timeouts
+from ragmeter.judges.providers.http import (
+    ConnectError,
+    HTTPError,
+    HTTPTimeout,
+    Proxies,
+    Reply,
+    Target,
+    Timeouts,
+)
 
 #: how long an idle connection is kept for the next request (one that the server closed sooner is
 #: met by the one resend)
@@ -207,6 +215,18 @@ class AiohttpClient:
         await self.aclose()
 
 
+def _connect_cause(e: aiohttp.ClientConnectorError) -> str:
+    """Why no connection opened, in plain words."""
+    where = f"{e.host}:{e.port}"
+    if isinstance(e, aiohttp.ClientConnectorDNSError):
+        return f"the host name {e.host!r} does not resolve ({e.os_error})"
+    if isinstance(e, (aiohttp.ClientConnectorCertificateError, aiohttp.ClientConnectorSSLError)):
+        return f"TLS with {where} failed: {e.os_error if e.os_error else e}"
+    if isinstance(e.os_error, ConnectionRefusedError):
+        return f"the connection to {where} was refused: no server listens there"
+    return f"cannot connect to {where}: {e.os_error}"
+
+
 def _timeout_error(e: BaseException, target: Target, t: Timeouts) -> HTTPTimeout:
     if isinstance(e, aiohttp.ConnectionTimeoutError):
         return HTTPTimeout(f"connecting to {target.host}:{target.port} timed out after {t.connect} s")
@@ -215,7 +235,7 @@ def _timeout_error(e: BaseException, target: Target, t: Timeouts) -> HTTPTimeout
 
 def _http_error(e: aiohttp.ClientError, target: Target) -> HTTPError:
     if isinstance(e, aiohttp.ClientConnectorError):
-        return HTTPError(f"cannot connect to {e.host}:{e.port}: {e.os_error}")
+        return ConnectError(_connect_cause(e))
     if isinstance(e, (aiohttp.ServerDisconnectedError, aiohttp.ClientConnectionResetError, aiohttp.ClientOSError)):
         return HTTPError(f"{target.url}: the connection was closed before the reply came: {e}")
     if isinstance(e, aiohttp.TooManyRedirects):

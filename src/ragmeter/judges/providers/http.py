@@ -42,6 +42,11 @@ class HTTPError(Exception):
     reply was not valid HTTP/1.1 or its body was cut off or could not be decoded."""
 
 
+class ConnectError(HTTPError):
+    """No connection could be opened: refused, a host name that does not resolve, TLS that failed
+    (the message says which, in plain words)."""
+
+
 class HTTPTimeout(HTTPError):
     """Connecting, or waiting for the reply, took longer than its limit."""
 

@@ -44,6 +44,7 @@ from ragmeter.errors import (
     RateLimitError,
     RequestRejected,
     TransportError,
+    Unreachable,
 )
 from ragmeter.judges.config import AUTO_FALLBACK, STRUCTURED_MODES
 from ragmeter.judges.providers.replies import (
@@ -500,7 +501,7 @@ class OpenAICompatibleProvider:
     def _map_error(self, err: BaseException, request: ChatRequest | None = None) -> Exception:
         """The ragmeter error for a failed request: retryable (429, 5xx, timeouts, connection, a
         broken body), fatal for the run (:class:`EndpointError`), or final for this request only."""
-        from ragmeter.judges.providers.http import HTTPError, HTTPTimeout, StatusError
+        from ragmeter.judges.providers.http import ConnectError, HTTPError, HTTPTimeout, StatusError
 
         where = self.where
         if isinstance(err, (JudgeError, ConfigError)):
@@ -509,6 +510,8 @@ class OpenAICompatibleProvider:
             return self._map_status(err, request)
         if isinstance(err, (HTTPTimeout, asyncio.TimeoutError)):
             return TransportError(f"{where}: request timed out after {self.timeout_s}s ({err})")
+        if isinstance(err, ConnectError):
+            return Unreachable(f"{where}: connection error: {err}", endpoint=self.base_url)
         if isinstance(err, HTTPError):
             return TransportError(f"{where}: connection error: {err}")
         if isinstance(err, ValueError):
