@@ -23,6 +23,7 @@ from ragmeter.errors import (
     RequestRejected,
     RunError,
     TransportError,
+    Unreachable,
     UnsupportedStepError,
 )
 
@@ -110,6 +111,7 @@ __all__ = [
     "Score",
     "ScoreError",
     "TransportError",
+    "Unreachable",
     "UnsupportedStepError",
     "Verdict",
     "__version__",
