@@ -99,6 +99,23 @@ def test_a_score_lost_in_b_is_newly_invalid_and_one_gained_newly_valid() -> None
     assert d["n_new_invalid"] == 2 and d["new_invalid"][1]["error_b"] == "not scored" and d["verdict"] == "worse"
 
 
+def test_float_noise_is_no_change_not_better() -> None:
+    """Scores that differ by float noise (two identical runs of the local judge can differ by
+    ~1e-9): every pair ties, the verdict is "no change", nothing regresses or improves; a run
+    against itself the same."""
+    values = [0.9, 0.2, 0.8, 0.4, 0.7, 0.6, 0.3, 0.9, 0.5, 0.6, 0.25, 0.75, 1.0, 0.0, 0.5]
+    noisy = [v + 1.7e-9 for v in values]
+    a, b = _result("A", {"m": values}), _result("B", {"m": noisy})
+    m = compare_runs(a, b).metrics["m"]
+    assert m.diff is not None and 0 < m.diff < 1e-8 and m.ci95 is not None and m.ci95[0] > 0
+    assert (m.wins, m.ties, m.losses) == (0, 15, 0)
+    assert m.ci_verdict() == "no clear change" and m.verdict() == "no change"
+    assert compare_runs(a, a).metrics["m"].verdict() == "no change"
+    # a real difference on the same data still reads better
+    up = _result("C", {"m": [min(1.0, v + 0.05) for v in values]})
+    assert compare_runs(a, up).metrics["m"].verdict() == "better"
+
+
 def test_unscorable_is_not_better_verdict_and_gate() -> None:
     """Identical scores where both runs scored, three samples unscorable in B: B regressed."""
     values = [0.9, 0.2, 0.8, 0.4, 0.7, 0.6, 0.3, 0.9, 0.5, 0.6]

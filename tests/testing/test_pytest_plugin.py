@@ -240,7 +240,7 @@ def test_baseline_comparison_in_the_session_summary(inner: pytest.Pytester, tmp_
         [
             f"ragmeter: this session against baseline {baseline}: 3 matched sample(s), 0 only in the baseline, 0 only*",
             "metric * B - A * 95% CI * newly invalid/valid  verdict",
-            "faithfulness * 0/0  no clear change",
+            "faithfulness * 0/0  no change",
         ]
     )
 

@@ -25,9 +25,11 @@ worse and the whole interval says so by more than ``margin`` (the CI's upper end
 below ``-margin``; for a lower-is-better metric its lower end above ``+margin``), or when more
 samples than ``max_new_invalid`` (a count, default 0) are newly invalid in B. It improves when
 the interval says so beyond ``+margin``, or more than ``max_new_invalid`` samples are newly valid
-in B. Identical runs give a ``[0, 0]`` interval and never regress.
-:meth:`MetricComparison.verdict` is the one place that says ``worse`` / ``better`` /
-``no clear change``; the console, the JSON, the HTML page and the gate read it.
+in B. An interval is read beyond the margin by more than :data:`TIE_TOLERANCE` (two identical runs
+of the local judge can differ by ~1e-9). Identical runs, and runs that differ only in float noise,
+read ``no change`` (every pair tied) and never regress. :meth:`MetricComparison.verdict` is the one
+place that says ``worse`` / ``better`` / ``no change`` / ``no clear change``; the console, the
+JSON, the HTML page and the gate read it.
 
 The runs are **not comparable** (``comparable`` is False and ``issues`` says why; everything is
 still computed) when their judges differ (name, model, sampling parameters, embedder, local
@@ -98,7 +100,7 @@ class ValidityChange:
 
 
 #: The verdicts of :meth:`MetricComparison.verdict`.
-WORSE, BETTER, NO_CLEAR_CHANGE, NO_PAIRS = "worse", "better", "no clear change", "no pairs"
+WORSE, BETTER, NO_CLEAR_CHANGE, NO_CHANGE, NO_PAIRS = "worse", "better", "no clear change", "no change", "no pairs"
 
 
 @dataclass(frozen=True)
@@ -140,13 +142,18 @@ class MetricComparison:
         if self.ci95 is None:
             return NO_PAIRS
         lo, hi = self.ci95
-        worse, better = (hi < -margin, lo > margin) if self.higher_is_better else (lo > margin, hi < -margin)
+        # an interval within float noise of the margin says nothing (two identical runs can differ
+        # by ~1e-9: TIE_TOLERANCE)
+        m = margin + TIE_TOLERANCE
+        worse, better = (hi < -m, lo > m) if self.higher_is_better else (lo > m, hi < -m)
         return WORSE if worse else BETTER if better else NO_CLEAR_CHANGE
 
     def verdict(self, margin: float = 0.0, max_new_invalid: int = 0) -> str:
         """``worse`` when the interval says so or more than ``max_new_invalid`` samples are newly
         invalid in B; else ``better`` when the interval says so or more than ``max_new_invalid``
-        are newly valid in B; else ``no clear change`` (``no pairs`` when nothing can be said)."""
+        are newly valid in B; else ``no change`` when every pair tied (within
+        :data:`TIE_TOLERANCE`) and no sample changed validity, ``no clear change`` otherwise
+        (``no pairs`` when nothing can be said)."""
         ci = self.ci_verdict(margin)
         if ci == WORSE or self.n_new_invalid > max_new_invalid:
             return WORSE
@@ -154,6 +161,8 @@ class MetricComparison:
             return BETTER
         if ci == NO_PAIRS and not (self.n_new_invalid or self.n_new_valid):
             return NO_PAIRS
+        if self.n_pairs and not self.wins and not self.losses and not (self.n_new_invalid or self.n_new_valid):
+            return NO_CHANGE  # every pair tied: the same scores, float noise aside
         return NO_CLEAR_CHANGE
 
     def regressed(self, margin: float = 0.0, max_new_invalid: int = 0) -> bool:
