@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Iterable
+from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -308,6 +308,7 @@ def evaluate_cmd(
             return
         check_gate_metrics(bounds, metric_names)
         metric_names = _configure_metrics(metric_names, lang, n_samples)  # type: ignore[assignment]
+        _check_gates_computable(bounds, metric_names, judge)
         config = RunConfig(
             concurrency=concurrency,
             out=out,
@@ -380,6 +381,16 @@ async def _closing(judge: Any, coro: Coroutine[Any, Any, T]) -> T:
         return await coro
     finally:
         await judge.aclose()
+
+
+def _check_gates_computable(bounds: Mapping[str, float], metrics: list[Any], judge: Any) -> None:
+    """A gate on a metric the judge cannot compute (which the run would leave out) is a
+    configuration error, raised before any call: there would be nothing to gate on."""
+    from ragmeter.run.runner import left_out_metrics
+
+    gated = [x for x in left_out_metrics(metrics, judge) if x["metric"] in bounds]
+    if gated:
+        raise ConfigError(f"--fail-under names {gated[0]['metric']}, which the run cannot compute: {gated[0]['why']}")
 
 
 def _configure_metrics(names: list[str], lang: str | None, n_samples: int) -> list[Any]:

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from ragmeter.dataset.sample import Sample
-from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.errors import ConfigError, RagmeterError, UnsupportedStepError
 from ragmeter.evaluators.framework import FrameworkEvaluator, FrameworkResult
 from ragmeter.metrics.base import Metric, Score
 from ragmeter.metrics.faithfulness import Faithfulness
@@ -31,13 +31,22 @@ class BaseEvaluator(FrameworkEvaluator):
     With llama-index-core installed this is a ``llama_index.core.evaluation.BaseEvaluator``."""
 
     def __init__(self, metric: Metric, judge: Any = None, *, threshold: float | None = None) -> None:
-        from ragmeter.run.runner import check_judge_supports, resolve_judge
+        from ragmeter.run.runner import resolve_judge
 
         self.metric = metric
         #: an evaluator's own passing threshold, which takes precedence over the metric's
         self.threshold = None if threshold is None else float(threshold)
         self.judge = resolve_judge(judge)
-        check_judge_supports([metric], self.judge)
+        steps = metric.missing_steps(self.judge)
+        if steps:  # in Python's terms: no CLI flag to point at here
+            cls = type(self).__name__
+            raise UnsupportedStepError(
+                self.judge.name,
+                ", ".join(steps),
+                f"{cls} needs an LLM judge (its metric, {metric.name}, has no local reading); pass one: "
+                f"{cls}(judge='openai:gpt-4o-mini'), or a Judge for any OpenAI-compatible server: "
+                f"{cls}(judge=ragmeter.make_judge('openai-compatible:MODEL', base_url='http://HOST/v1'))",
+            )
 
     # LlamaIndex's PromptMixin: ragmeter's prompts are data files, overridden through a prompts
     # directory (docs/judges.md), not PromptTemplate objects

@@ -104,6 +104,8 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
             str(s.usage.total_tokens),
         )
     console.print(table)
+    for left in result.meta.get("metrics_left_out") or ():
+        console.print(f"[yellow]left out[/yellow] {left['metric']}: {escape(str(left['why']))}")
     render_calibrated(result, console)
     for name, s in result.summary().items():
         if s.judge_spread is not None:

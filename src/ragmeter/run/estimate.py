@@ -36,6 +36,8 @@ class Estimate:
     problems: list[str] = field(default_factory=list)
     #: metric -> step answers it gets from another metric's call on the same sample (the memo)
     shared: dict[str, int] = field(default_factory=dict)
+    #: metrics the judge cannot compute, which the run would leave out, and why
+    left_out: list[dict[str, Any]] = field(default_factory=list)
 
     def totals(self) -> StepEstimate:
         total = StepEstimate()
@@ -64,6 +66,7 @@ class Estimate:
             "metrics": {m: {s: vars(e) for s, e in steps.items()} for m, steps in self.per_metric.items()},
             "shared": self.shared,
             "problems": self.problems,
+            **({"metrics_left_out": self.left_out} if self.left_out else {}),
         }
 
     def render(self) -> str:
@@ -87,6 +90,8 @@ class Estimate:
             f"total: {t.calls} requests, ~{t.prompt_tokens} prompt + ~{t.completion_tokens} completion tokens; "
             f"{self.embed_texts} texts to embed"
         )
+        for x in self.left_out:
+            lines.append(f"left out {x['metric']}: {x['why']}")
         for p in self.problems[:20]:
             lines.append(f"problem: {p}")
         return "\n".join(lines)
@@ -109,12 +114,19 @@ def estimate_run(
     from ragmeter.dataset.sources import SampleStream
     from ragmeter.judges.llm import LLMJudge
     from ragmeter.run.intake import Reading
-    from ragmeter.run.runner import check_judge_supports
+    from ragmeter.run.runner import check_judge_supports, left_out_metrics
 
     metric_list = resolve_metrics(list(metrics))
-    check_judge_supports(metric_list, judge)
+    # the run's rule (runner.aevaluate): the metrics the judge cannot compute are left out, and
+    # a run of nothing else is refused
+    left_out = left_out_metrics(metric_list, judge)
+    if len(left_out) == len(metric_list):
+        check_judge_supports(metric_list, judge)
+    metric_list = [m for m in metric_list if m.name not in {x["metric"] for x in left_out}]
     reading = Reading(SampleStream(data, mapping=mapping, limit=limit, seen=SpilledSeen()), metric_list)
-    est = Estimate(n_samples=0, n_problems=0, judge=judge.name, per_metric={m.name: {} for m in metric_list})
+    est = Estimate(
+        n_samples=0, n_problems=0, judge=judge.name, per_metric={m.name: {} for m in metric_list}, left_out=left_out
+    )
     embeds = {m.name: 4 * sum(1 for step in m.steps if step == "embed") for m in metric_list}
     for _, _, able in reading:
         # Only an LLM judge sends requests; the local judge answers every step on this machine.

@@ -393,6 +393,8 @@ class Result:
             "cost": self.cost,
             "skipped": [p.to_dict() for p in self.problems],
         }
+        if self.meta.get("metrics_left_out"):  # metrics the judge cannot compute, and why
+            out["metrics_left_out"] = list(self.meta["metrics_left_out"])
         if self.store_dir is not None:
             out["store"] = str(self.store_dir)
         return out

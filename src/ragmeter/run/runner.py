@@ -54,6 +54,14 @@ def resolve_judge(judge: Any) -> Judge:
     raise ConfigError(f"not a judge: {judge!r}; pass a Judge, a spec such as 'openai:gpt-4o-mini', or None")
 
 
+#: how to name an LLM judge, in the Python API's terms and the CLI's
+NAME_AN_LLM_JUDGE = (
+    "name an LLM judge (in Python judge='openai:gpt-4o-mini', or any Judge or spec such as "
+    "'openai-compatible:MODEL' with base_url; on the command line --judge openai:gpt-4o-mini, or "
+    "--judge openai-compatible:MODEL --base-url URL)"
+)
+
+
 def check_judge_supports(metrics: Sequence[Metric], judge: Judge) -> None:
     """Refuse, before any call, metrics whose steps the judge cannot do."""
     missing = [(m.name, s) for m in metrics for s in m.missing_steps(judge)]
@@ -63,9 +71,20 @@ def check_judge_supports(metrics: Sequence[Metric], judge: Judge) -> None:
         raise UnsupportedStepError(
             judge.name,
             ", ".join(steps),
-            f"needed by {', '.join(names)}; name an LLM judge (e.g. --judge openai:gpt-4o-mini, or "
-            "--judge openai-compatible:MODEL --base-url URL) or drop these metrics",
+            f"needed by {', '.join(names)}; {NAME_AN_LLM_JUDGE}, or drop these metrics",
         )
+
+
+def left_out_metrics(metrics: Sequence[Metric], judge: Judge) -> list[dict[str, Any]]:
+    """The metrics of ``metrics`` that ``judge`` cannot compute, each with the steps it lacks and
+    why, in the run record's shape (``meta["metrics_left_out"]``)."""
+    out = []
+    for m in metrics:
+        steps = m.missing_steps(judge)
+        if steps:
+            why = f"judge {judge.name!r} cannot do step(s) {', '.join(steps)}; {NAME_AN_LLM_JUDGE}"
+            out.append({"metric": m.name, "steps": list(steps), "why": why})
+    return out
 
 
 def _package_versions() -> dict[str, str]:
@@ -136,7 +155,15 @@ async def aevaluate(
     metric_list = resolve_metrics(metrics)
     owns_judge = judge is None or isinstance(judge, (str, Mapping))  # we built it, so we close it
     the_judge = resolve_judge(judge)
-    check_judge_supports(metric_list, the_judge)
+    # one rule for metrics the judge cannot compute: the run scores the others and records which it
+    # left out and why; strict (and a run of nothing else) refuses before any call
+    left_out = left_out_metrics(metric_list, the_judge)
+    if left_out and (config.strict or len(left_out) == len(metric_list)):
+        check_judge_supports(metric_list, the_judge)
+    if left_out:
+        dropped = {x["metric"] for x in left_out}
+        metric_list = [m for m in metric_list if m.name not in dropped]
+        meta = {**dict(meta or {}), "metrics_left_out": left_out}
     apply_run_concurrency(the_judge, config.concurrency)
 
     store = None
