@@ -43,6 +43,7 @@ __all__ = [
     "remove_markup",
     "short_answer_claim",
     "split_hedge",
+    "stated_answer",
     "states_nothing",
     "without_instructions",
 ]
@@ -160,6 +161,12 @@ _META_RE = re.compile(
 _SOURCE_PREFIX_RE = re.compile(
     r"^(?:based on|according to|as (?:stated|mentioned|described) in|from) (?:the |this )?(?:provided |given )?"
     r"(?:context|information|text|passage|article|document|source|knowledge)s?,\s*",
+    re.IGNORECASE,
+)
+#: a leading answer word ("No, ...", "Not really, ...", "Yes, ..."): it answers the question, it does
+#: not negate (or assert) the statement after it
+ANSWER_LEAD_RE = re.compile(
+    r"^\s*(?:no|nope|nah|not really|not exactly|not quite|yes|yeah|yep|well|oh|ok|okay)\s*[,.!:;]\s*",
     re.IGNORECASE,
 )
 YES_NO_RE = re.compile(
@@ -437,6 +444,17 @@ def short_answer_claim(answer: str, question: str | None, lang: str = "en") -> s
     return template.format(question=q, answer=short)
 
 
+def stated_answer(answer: str, question: str | None, lang: str = "en") -> str | None:
+    """The statement a short answer makes with its question (:func:`short_answer_claim`), or None:
+    not short, no question, or a bare yes / no (its template says "The answer ... is "No"", which
+    a negated statement of the reference would read as agreeing with). Correctness metrics read a
+    short reference or answer as this statement ("Canberra." for "What is the capital of
+    Australia?" -> "The capital of Australia is Canberra.")."""
+    if YES_NO_RE.match(str(answer or "")):
+        return None
+    return short_answer_claim(answer, question, lang)
+
+
 _ZH_WH_RE = re.compile(
     "哪一年|哪年|哪一天|什么时候|何时|哪里|哪儿|什么地方|哪座城市|哪个城市|哪个国家|哪个|哪些|哪位|哪座|哪条|哪种|什么|谁|多少|几|多长|多高|多大|多重|多远"
 )
@@ -457,6 +475,11 @@ _EN_WHICH_COPULA_RE = re.compile(r"^(?:which|what)\s+[a-z]+(?:\s+[a-z]+)?\s+(is|
 _PASSIVE_OR_STRANDED_RE = re.compile(
     r"\b(?:[a-z]+ed|born|known|made|given|written|built)\b(?:\s+[a-z]+)?$|\b(?:after|of|for|by|to|on|from|with|about|in|at)$",
     re.IGNORECASE,
+)
+_EN_ALTERNATIVE_RE = re.compile(r",|\bor\b", re.IGNORECASE)
+_EN_VERB_RE = re.compile(
+    r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|should|may|might|must|"
+    r"[a-z]{3,}ed)\b"
 )
 #: the rest of "Which N is ...?" that is a predicate, not a subject: a superlative, an ordinal
 _PREDICATE_RE = re.compile(r"(?:the\s+)?(?:[a-z]+est|most|least|first|last|only|closest|nearest)\b", re.IGNORECASE)
@@ -484,8 +507,10 @@ def answer_statement(question: str, answer: str) -> str | None:
                 break
         return f"{q[: m.start()]}{answer}{rest[k:]}。"
     cap = answer[0].upper() + answer[1:] if answer[:1].islower() else answer
-    if _PASSIVE_OR_STRANDED_RE.search(q):
-        return None  # "Who was Milhouse named after?": no plain rewrite, the template reads it
+    if _PASSIVE_OR_STRANDED_RE.search(q) or _EN_ALTERNATIVE_RE.search(q) or _EN_VERB_RE.search(answer):
+        # "Who was Milhouse named after?", "Which existed first, A or B?", an answer that is a
+        # statement already ("Oxford University existed first"): no plain rewrite
+        return None
     m = _EN_WHICH_COPULA_RE.match(q)
     if m is not None:
         verb, rest = m.group(1).lower(), m.group(2)

@@ -41,6 +41,7 @@ from functools import lru_cache
 
 from ragmeter.local.features import analyze, stem
 from ragmeter.local.lexicon import EN_ANTONYMS, EN_NEGATIONS, EN_STOPWORDS, ZH_ANTONYMS, ZH_STOPCHARS
+from ragmeter.statements import ANSWER_LEAD_RE
 from ragmeter.text import has_cjk, is_cjk
 
 #: the share of the claim's content words a sentence must have to speak to the same thing
@@ -117,6 +118,10 @@ def _negations(toks: Sequence[Token], text: str) -> int:
     noun, they do not negate the statement)."""
     if has_cjk(text):
         return len(_ZH_NEGATION_RE.findall(text))
+    lead = ANSWER_LEAD_RE.match(text)
+    if lead is not None:  # "No, not all dogs are dogs": the "No" answers, the "not" negates
+        text = text[lead.end() :]
+        toks = tokens(text)
     text_neg = len(_NEGATION_NOUNS.findall(text))
     n = 0
     for t in toks:
@@ -248,9 +253,15 @@ def _exchange(claim: Sequence[Token], sent: Sequence[Token]) -> bool:
         ls = s_left.get(w)
         if ls is None or w not in cpos or w not in spos or claim[cpos[w]].kind != "word":
             continue
-        if lc.kind == "word" and ls.kind == "word" and lc.norm != ls.norm and lc.norm in s_norms and (
-            ls.norm in c_norms or _relation_like(claim, cpos[w] - 1)
-        ):
+        if (
+            lc.kind == "word"
+            and ls.kind == "word"
+            and lc.norm != ls.norm
+            and lc.norm in s_norms
+            and ls.norm in c_norms
+            and _relation_like(claim, cpos[w] - 1)
+            and _relation_like(sent, spos[w] - 1)
+        ):  # both attach it to a verb ("absorbs oxygen" / "releases oxygen"), not "ugly ducks" / "become ducks"
             return True
     return False
 

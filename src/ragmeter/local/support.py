@@ -69,6 +69,7 @@ from ragmeter.local.features import (
 from ragmeter.local.frames import FrameReading, context_names, context_norms, lexical, read_frames, verdict
 from ragmeter.local.lexicon import EN_STOPWORDS, ZH_STOPCHARS
 from ragmeter.local.verifier import Verifier
+from ragmeter.statements import ANSWER_LEAD_RE
 from ragmeter.text import is_cjk, split_sentences, tokenize
 
 _FIRST_PERSON_RE = re.compile(
@@ -294,7 +295,7 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
             # confirmed: the claim and the clause say mostly the same (one covers the other, at
             # least half of each is shared), and the flip is not only a leading answer word ("No,
             # ...", "Not really, ...": it answers the question, it does not negate the statement)
-            lead = _ANSWER_LEAD_RE.match(side_text)
+            lead = ANSWER_LEAD_RE.match(side_text)
             if (
                 shares[1] >= NEG_CONFIRMED_COVERAGE
                 and shares[0] >= 0.5
@@ -367,10 +368,6 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
     return SupportFeatures(values, best, top, swaps, frame)
 
 
-_ANSWER_LEAD_RE = re.compile(
-    r"^\s*(?:no|nope|nah|not really|not exactly|not quite|yes|yeah|yep|well|oh|ok|okay)\s*[,.!:;]\s*",
-    re.IGNORECASE,
-)
 #: a negation flip confirms a contradiction when the claim's terms are at least this share of
 #: the aligned clause's (:func:`support_probability`)
 NEG_CONFIRMED_COVERAGE = 0.75

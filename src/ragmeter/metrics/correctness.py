@@ -17,7 +17,7 @@ from ragmeter.metrics._common import (
 )
 from ragmeter.metrics._shared import claim_sets, question_of, sample_lang
 from ragmeter.metrics.base import Metric, Score, register_metric
-from ragmeter.statements import short_answer_claim
+from ragmeter.statements import stated_answer
 
 if TYPE_CHECKING:
     from ragmeter.dataset.sample import Sample
@@ -56,8 +56,8 @@ async def factual_parts(
     # a short answer ("Canberra.", "1989", "北京。") states its fact only with the question: each
     # side is read as the statement it makes together with the question (short_answer_claim)
     q = question_of(sample)
-    answer = short_answer_claim(sample.answer, q, lang) or sample.answer.strip()
-    reference = short_answer_claim(sample.reference, q, lang) or sample.reference.strip()
+    answer = stated_answer(sample.answer, q, lang) or sample.answer.strip()
+    reference = stated_answer(sample.reference, q, lang) or sample.reference.strip()
     jobs = [judge.verify_claims(a_claims, [reference], lang=lang)]
     if mode != "precision":
         jobs.append(judge.verify_claims(r_claims, [answer], lang=lang))

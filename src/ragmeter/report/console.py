@@ -84,8 +84,11 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
     table.add_column("invalid", justify="right")
     table.add_column("skipped", justify="right")
     table.add_column("pass", justify="right")
-    table.add_column("requests", justify="right")
-    table.add_column("tokens", justify="right")
+    # a run that sent no request (the local judge) has no usage columns: zeros there say nothing
+    sent = bool(result.usage.requests or result.usage.cached_requests or result.usage.total_tokens)
+    if sent:
+        table.add_column("requests", justify="right")
+        table.add_column("tokens", justify="right")
     for name, s in result.summary().items():
         ci = "—" if s.ci95 is None else f"[{s.ci95[0]:.3f}, {s.ci95[1]:.3f}]"
         invalid = str(s.n_invalid)
@@ -99,9 +102,15 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
             f"[red]{invalid}[/red]" if s.n_invalid else invalid,
             str(s.n_skipped),
             "—" if s.pass_rate is None else f"{s.pass_rate:.0%} ≥ {s.threshold:g}",
-            str(s.usage.requests)
-            + (f" (+{s.usage.cached_requests} cached)" if s.usage.cached_requests else ""),
-            str(s.usage.total_tokens),
+            *(
+                [
+                    str(s.usage.requests)
+                    + (f" (+{s.usage.cached_requests} cached)" if s.usage.cached_requests else ""),
+                    str(s.usage.total_tokens),
+                ]
+                if sent
+                else []
+            ),
         )
     console.print(table)
     for left in result.meta.get("metrics_left_out") or ():
@@ -113,16 +122,17 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
                 f"{name}: repeated judging, mean per-sample standard deviation {s.judge_spread:.3f}"
             )
     u = result.usage
-    line = (
-        f"usage: {u.requests} requests, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens"
-        f", {u.cached_requests} served from cache"
-    )
-    if u.cached_tokens:
-        line += f", {u.cached_tokens} prompt tokens from the server's prompt cache"
-    cost = result.cost
-    if cost is not None:
-        line += f", cost {cost:.4f}"
-    console.print(line)
+    if sent:
+        line = (
+            f"usage: {u.requests} requests, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens"
+            f", {u.cached_requests} served from cache"
+        )
+        if u.cached_tokens:
+            line += f", {u.cached_tokens} prompt tokens from the server's prompt cache"
+        cost = result.cost
+        if cost is not None:
+            line += f", cost {cost:.4f}"
+        console.print(line)
     traces = trace_summary(s for _, s in result.samples)
     if traces is not None:
         console.print(summary_line(traces), markup=False, highlight=False)

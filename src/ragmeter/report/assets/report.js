@@ -43,7 +43,9 @@
         ["prompt versions", obj(run.prompt_versions)],
         ["samples", RM.int(run.n_samples) + " scored rows" + (run.n_conversations ? " (" + RM.int(run.n_conversations) +
           " conversations and their turns)" : "") + ", " + RM.int(run.n_skipped) + " input rows skipped"],
-        ["usage", RM.int(u.requests) + " requests (" + RM.int(u.cached_requests) + " from cache), " +
+        /* a run that sent no request (the local judge) has no usage to show */
+        ["usage", !u.requests && !u.cached_requests && !u.prompt_tokens ? null :
+          RM.int(u.requests) + " requests (" + RM.int(u.cached_requests) + " from cache), " +
           RM.int(u.prompt_tokens) + " prompt + " + RM.int(u.completion_tokens) + " completion tokens"],
         ["cost", run.cost === null || run.cost === undefined ? null : run.cost.toFixed(4)],
         ["traces", T === null ? null : RM.int(T.n) + " samples from traces" +
@@ -109,8 +111,8 @@
           setInvalidFilter(k + ":" + e[0]);
         }}}, e[0]), ": " + e[1]);
       })) : null,
-      el("div", {class: "muted"}, RM.int(m.usage.requests) + " requests, " +
-        RM.int(m.usage.prompt_tokens + m.usage.completion_tokens) + " tokens"),
+      m.usage.requests || m.usage.cached_requests ? el("div", {class: "muted"}, RM.int(m.usage.requests) + " requests, " +
+        RM.int(m.usage.prompt_tokens + m.usage.completion_tokens) + " tokens") : null,
       D.label_page ? el("div", {class: "label-link"}, RM.link(D.label_page + "?metric=" + encodeURIComponent(m.name),
         "label samples for " + m.name)) : null);
   }
