@@ -233,3 +233,52 @@ def test_local_judge_details_and_repeated_judging(browser: Browser, tmp_path: Pa
     )
     assert needs and "Eiffel Tower" in needs[0].text
     assert browser.console_errors() == [] and browser.resources() == []
+
+
+def test_column_names_wrap_instead_of_being_cut(page: Browser, report_result: Result) -> None:
+    """Every metric's column name is whole on the page (it wraps at its underscores when the column
+    is narrow), not cut with an ellipsis."""
+    d = page.driver
+    heads = d.find_elements("css selector", "#table .head div[data-key^='m']")
+    assert len(heads) == len(report_result.metric_names)
+    for head, name in zip(heads, report_result.metric_names, strict=True):
+        assert head.text.replace("\u200b", "").replace("\n", "") == name
+        assert d.execute_script("return arguments[0].scrollWidth <= arguments[0].clientWidth + 1", head), name
+
+
+def test_chinese_is_drawn_with_a_cjk_font(page: Browser) -> None:
+    """The page's font list names the CJK fonts machines have, and where Debian's fonts-wqy-microhei
+    is installed (.ci/run installs it) the browser has it for Chinese text: no boxes."""
+    if not Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc").exists():
+        pytest.skip("fonts-wqy-microhei is not installed (.ci/run installs it)")
+    d = page.driver
+    family = d.execute_script("return getComputedStyle(document.body).fontFamily")
+    for font in ("Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei", "WenQuanYi Micro Hei"):
+        assert font in family
+    assert d.execute_script(
+        "return document.fonts.load('14px \"WenQuanYi Micro Hei\"', '长城').then(f => f.length > 0 || "
+        "document.fonts.check('14px \"WenQuanYi Micro Hei\"', '长城'))"
+    )
+    # drawn: the glyphs of two different ideographs differ in a canvas rendered with the page's font
+    differ = d.execute_script(
+        "const c = document.createElement('canvas'); c.width = 40; c.height = 20; const x = c.getContext('2d');"
+        "x.font = '16px ' + getComputedStyle(document.body).fontFamily;"
+        "x.fillText('长', 0, 16); const a = x.getImageData(0, 0, 20, 20).data.join();"
+        "x.clearRect(0, 0, 40, 20); x.fillText('城', 0, 16); const b = x.getImageData(0, 0, 20, 20).data.join();"
+        "return a !== b"
+    )
+    assert differ
+
+
+def test_a_local_judge_run_shows_no_usage(browser: Browser, tmp_path: Path) -> None:
+    """A run that sent no request (the local judge's): no usage line in the header and none under
+    the metric cards."""
+    from ragmeter import evaluate
+
+    rows = [{"question": "Q?", "contexts": ["Paris is the capital of France."], "answer": "Paris is the capital of France."}]
+    path = evaluate(rows, ["faithfulness"]).to_html(tmp_path / "local.html")
+    browser.open(path.as_uri())
+    d = browser.driver
+    assert "faithfulness" in d.find_element("id", "cards").text
+    assert "requests" not in d.find_element("id", "header").text
+    assert "requests" not in d.find_element("id", "cards").text

@@ -70,3 +70,11 @@ def test_the_evaluators_with_a_local_reading_work_without_a_judge() -> None:
         contexts=["Paris is the capital of France."],
     )
     assert r.passing is True and r.score is not None and r.score >= 0.9
+
+
+def test_a_run_that_sent_no_request_shows_no_usage(tmp_path: Path) -> None:
+    """The local judge sends no request: the table has no requests or tokens column and no usage
+    line (zeros there say nothing). (The HTML report: tests/report/test_report_browser.py.)"""
+    res = CliRunner().invoke(cli, ["evaluate", str(EXAMPLE), "-m", "faithfulness", "--no-progress", "--out", str(tmp_path)])
+    assert res.exit_code == 0
+    assert "requests" not in res.stdout and "tokens" not in res.stdout and "usage:" not in res.stdout

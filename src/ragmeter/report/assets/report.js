@@ -296,7 +296,7 @@
           if (state.sortKey === c[0]) state.sortDir = -state.sortDir;
           else { state.sortKey = c[0]; state.sortDir = 1; }
           recompute();
-        }}}, c[1]);
+        }}}, c[1].replace(/_/g, "_\u200b"));  /* a break after each underscore: names wrap, not cut */
     });
   const head = el("div", {class: "head"}, headCells);
   head.style.gridTemplateColumns = cols;
