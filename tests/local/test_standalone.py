@@ -10,6 +10,7 @@ from ragmeter.local.standalone import standalone_question as rewrite
 EIFFEL = [("user", "Tell me about the Eiffel Tower."), ("assistant", "It is a wrought-iron tower in Paris.")]
 FRANCE = [("user", "What is the population of France?"), ("assistant", "About 68 million.")]
 CURIE = [("user", "Who was Marie Curie?"), ("assistant", "A physicist and chemist.")]
+TENT = [("user", "Can I return a tent I bought in Canada?"), ("assistant", "Yes, within 30 days.")]
 ZH_EIFFEL = [("user", "介绍一下埃菲尔铁塔。"), ("assistant", "埃菲尔铁塔是巴黎的一座铁塔。")]
 
 
@@ -35,6 +36,11 @@ ZH_EIFFEL = [("user", "介绍一下埃菲尔铁塔。"), ("assistant", "埃菲�
         # without an entity in the user's messages, the answer's entities are used
         ("When was it built?", [("user", "Hi"), ("assistant", "The Golden Gate Bridge is lovely.")],
          "When was the Golden Gate Bridge built?"),
+        # a dummy "it" refers to nothing: the country of the history is not put in its place
+        ("How long does it take to get the money back?", TENT, "How long does it take to get the money back?"),
+        ("Is it possible to get a refund in cash?", TENT, "Is it possible to get a refund in cash?"),
+        ("Will it cost anything to return it?", TENT, "Will it cost anything to return it?"),
+        ("When does it close?", EIFFEL, "When does the Eiffel Tower close?"),
         ("它有多高？", ZH_EIFFEL, "埃菲尔铁塔有多高？"),
         ("它的设计者是谁？", ZH_EIFFEL, "埃菲尔铁塔的设计者是谁？"),
         ("这个是什么时候建的？", ZH_EIFFEL, "埃菲尔铁塔是什么时候建的？"),

@@ -52,6 +52,14 @@ _EN_PRONOUNS = {
     "her": "person?",  # object or possessive: decided by the next word
 }
 _EN_DEMONSTRATIVES = ("this", "that", "these", "those")
+#: "it" that refers to nothing (a dummy subject): "how long does it take to get the money back",
+#: "is it possible to ...", "it is easy to ...", "it costs 10 dollars to ..."
+_DUMMY_IT_RE = re.compile(
+    r"^(?:.*?\b)?(?:it\s+(?:takes?|took|costs?|cost|seems?|matters?|depends|is\s+\w+\s+to|was\s+\w+\s+to|'s\s+\w+\s+to)\b"
+    r"|(?:does|did|will|would|can|could|is|was|would)\s+it\s+(?:take|cost|matter|depend|be\s+\w+\s+to|possible|"
+    r"necessary|safe|okay|ok|true|worth|hard|easy|better|better\s+to|allowed|legal)\b)",
+    re.IGNORECASE,
+)
 #: a demonstrative followed by one of these (or by the end) stands alone: "What is that?"
 _EN_AFTER_ALONE = frozenset(
     "is was are were do does did has have had mean means meant happen happened work works cost "
@@ -132,6 +140,9 @@ class Topic:
     text: str
     person: bool = False
     plural: bool = False
+    #: named only as a place where something is or happened ("a tent I bought in Canada"): "it"
+    #: later is that thing, not the place
+    where: bool = False
 
 
 # ---------------------------------------------------------------------------------- topics (en)
@@ -171,7 +182,8 @@ def _en_entities(text: str) -> list[Topic]:
             and all(p[0].isupper() for p in parts)
             and parts[-1].lower() not in _EN_PLACE_WORDS
         )
-        out.append(Topic(span, person=person, plural=parts[-1].lower().endswith("s") and not person))
+        where = re.search(r"\b(?:in|at|from|near|across|inside|outside)$", before, re.IGNORECASE) is not None
+        out.append(Topic(span, person=person, plural=parts[-1].lower().endswith("s") and not person, where=where))
         i = j
     return out
 
@@ -238,7 +250,10 @@ def _pick(topics: Sequence[Topic], kind: str) -> Topic | None:
         return next((t for t in recent if t.person), recent[0])
     if kind.startswith("plural"):
         return next((t for t in recent if t.plural), recent[0])
-    return next((t for t in recent if not t.person), recent[0])
+    things = [t for t in recent if not t.person]
+    if things and all(t.where for t in things):
+        return None  # "it" is the thing that was somewhere, which no topic names: left as it is
+    return next((t for t in things if not t.where), recent[0])
 
 
 def _possessive(text: str) -> str:
@@ -306,6 +321,8 @@ def _en_rewrite(
             kind = "plural" if low in ("these", "those") else "thing"
         if kind is None or low == "one":
             continue
+        if low == "it" and _DUMMY_IT_RE.search(question[max(0, w.start() - 12) :]):
+            continue  # "How long does it take to ...": "it" refers to nothing
         if kind == "person?":  # "her" before a noun is possessive
             kind = "person's" if nxt and nxt not in _EN_FUNCTION and nxt not in _EN_AFTER_ALONE else "person"
         topic = _pick(topics, kind)
