@@ -1,8 +1,9 @@
 """In-context hallucinations against their supported twins: supported >= 0.7, contradicted <= 0.3.
 
-``data/dev/textbook_dev.jsonl`` (180 one-claim judgements: 120 English, 60 Chinese) and
-``data/dev/textbook_heldout.jsonl`` (92: 60 English, 32 Chinese, written after the frame reading was
-tuned on the first and never tuned on): false statements assembled from the context's own words (a
+``data/dev/textbook_dev.jsonl`` (180 one-claim judgements: 120 English, 60 Chinese, tuned on),
+``data/dev/textbook_heldout.jsonl`` (92: 60 English, 32 Chinese, written after the first version of
+the frame reading and never tuned on) and ``data/dev/textbook_final.jsonl`` (60: 40 English, 20
+Chinese, written near the end and read once): false statements assembled from the context's own words (a
 name, number or date from another sentence, roles exchanged, a flipped negation or comparison, an
 opposite) and supported ones (copies, paraphrases, paraphrased negations, passives, synonyms,
 reorderings). The test holds the local judge to the level it reaches on each file and language, so a
@@ -21,7 +22,7 @@ import pytest
 from ragmeter.local import LocalJudge
 
 DEV = Path(__file__).resolve().parents[2] / "data" / "dev"
-FILES = ("textbook_dev.jsonl", "textbook_heldout.jsonl")
+FILES = ("textbook_dev.jsonl", "textbook_heldout.jsonl", "textbook_final.jsonl")
 CASES = [
     {
         "file": name,
@@ -35,12 +36,14 @@ CASES = [
     for row in map(json.loads, (DEV / name).read_text("utf-8").splitlines())
 ]
 # the level reached by the packaged judge, per file and language (docs/local-judge.md, "In-context
-# hallucinations"); before the frame reading: 47, 17, 29, 7
+# hallucinations"); before the frame reading: 47, 17, 29, 7, 19, 4
 MIN_RIGHT = {
-    ("textbook_dev.jsonl", "en"): 98,  # of 120
-    ("textbook_dev.jsonl", "zh"): 40,  # of 60
-    ("textbook_heldout.jsonl", "en"): 48,  # of 60
-    ("textbook_heldout.jsonl", "zh"): 21,  # of 32
+    ("textbook_dev.jsonl", "en"): 102,  # of 120
+    ("textbook_dev.jsonl", "zh"): 42,  # of 60
+    ("textbook_heldout.jsonl", "en"): 51,  # of 60
+    ("textbook_heldout.jsonl", "zh"): 22,  # of 32
+    ("textbook_final.jsonl", "en"): 35,  # of 40
+    ("textbook_final.jsonl", "zh"): 13,  # of 20
 }
 
 
