@@ -398,3 +398,23 @@ async def test_the_reason_names_the_rule_that_decided_a_claim(judge: LocalJudge)
         ["Refunds are issued within 14 days of receiving the returned item."],
     )
     assert paraphrase.supported and "entailed confidently: at least 0.8" in paraphrase.reason
+
+
+async def test_retention_names_a_place_given_otherwise_and_never_blames_an_offer(judge: LocalJudge) -> None:
+    """A reply that puts the user in another country than the one they named forgets the fact; an
+    offer of help that mentions the user's thing asks for nothing (English and Chinese)."""
+    from ragmeter.local.conversation import check_retention
+
+    dialogue = [
+        ("user", "Hi, I live in Canada and I bought a tent from you last week."),
+        ("assistant", "Hello! How can I help with your tent?"),
+        ("user", "It has a broken pole. Can I return it?"),
+        ("assistant", "Yes. Since you live in the United States, you can return it at any of our US stores."),
+    ]
+    greet, wrong = (await check_retention(judge, dialogue)).verdicts
+    assert greet.ok and "asks again" not in greet.reason
+    assert not wrong.ok and "names another place or person" in wrong.reason
+    right = [*dialogue[:3], ("assistant", "Yes. Since you live in Canada, you can return it at any Canadian store.")]
+    assert (await check_retention(judge, right)).verdicts[1].ok
+    zh = [("user", "我住在北京，上周买了一顶帐篷。"), ("assistant", "您好！有什么可以帮您处理帐篷的吗？")]
+    assert (await check_retention(judge, zh)).verdicts[0].ok

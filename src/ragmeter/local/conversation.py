@@ -16,9 +16,11 @@ judge of a conversation, and nothing more (docs/conversations.md).
   content terms with the fact and gives another number of the same thing ("5 children" for "2
   children", "500 euros" for "300 euros"), or none of the fact's numbers, or negates what the fact
   affirms (or the reverse) --
+  or names another place or person in a statement that shares the fact's other words ("since you
+  live in the United States" after "I live in Canada") --
   or *asks for it again*: a question to the user that shares a content term with the fact and is
   not far from it (cosine >= :data:`REASK_SIMILARITY`): "What is your budget?" after "my budget is
-  300 euros".
+  300 euros". An offer of help ("How can I help with your tent?", "有什么可以帮您") asks for nothing.
 
 What it cannot judge: a reply that contradicts a fact by implication ("take the stairs" to a user
 in a wheelchair), relevance that needs world knowledge, and any role (``check_role_adherence`` is not
@@ -81,6 +83,13 @@ def _pairs(history: Sequence[Exchange]) -> list[tuple[str, str]]:
 def _standalone(items: Sequence[Exchange], k: int) -> str:
     """The user's message of exchange ``k`` (0-based) made standalone with the exchanges before it."""
     return standalone_question(items[k].user, _pairs(items[:k]))
+
+
+_OFFER_RE = re.compile(
+    r"^\s*(?:how|what)\s+(?:can|could|may|shall)\s+i\s+(?:help|assist|do)\b|^\s*(?:can|could|may|shall)\s+i\s+"
+    r"(?:help|assist)\b|\banything else\b|^\s*would you like\b|有什么(?:可以|能)?(?:帮|为)|需要(?:我)?帮",
+    re.IGNORECASE,
+)
 
 
 def is_request(text: str) -> bool:
@@ -185,6 +194,9 @@ def _conflict(fact: str, sentence: str) -> str | None:
         return f"gives {', '.join(sorted(s.numbers))} where the user said {', '.join(sorted(f.numbers))}"
     if f.negated != s.negated:
         return "negates what the user said" if s.negated else "affirms what the user denied"
+    if f.entities and s.entities and not f.entities & s.entities and shared - f.entities - s.entities:
+        # the same statement with another name: "you live in the United States" for "I live in Canada"
+        return "names another place or person than the user did"
     return None
 
 
@@ -211,7 +223,8 @@ async def check_retention(judge: LocalJudge, dialogue: Sequence[tuple[str, str]]
                 why = _conflict(fact.fact, s)
                 if why:
                     found.append(f'"{s[:80]}" {why} ("{fact.fact[:80]}")')
-        questions = [s for s in addressed if _is_question(s)]
+        # an offer of help is no question about the user's facts ("How can I help with your tent?")
+        questions = [s for s in addressed if _is_question(s) and not _OFFER_RE.search(s)]
         if questions and known and fact_vecs is not None:
             q_vecs = await judge._embed(questions)
             sims = q_vecs @ fact_vecs[[i for i, _ in known]].T
