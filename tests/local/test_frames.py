@@ -48,6 +48,17 @@ MUSEUM = "The museum is open from Tuesday to Sunday. It is closed on Mondays."
         ("日本队在决赛中战胜了中国队。", "在决赛中，中国队以3比1战胜了日本队。", "conflict"),
         ("深圳的人口比广州少。", "广州的人口比深圳多。", "agrees"),
         ("深圳的人口比广州多。", "广州的人口比深圳多。", "conflict"),
+        # a converse verb with the roles exchanged says the same; a swap in a clause about another
+        # thing is no swap, and the clause that states the claim wins over it
+        ("日本队在决赛中输给了中国队。", "在决赛中，中国队以3比1战胜了日本队。", "agrees"),
+        ("深圳的人口比广州少。", "广州的人口比深圳多，但深圳的人均收入比广州高。", "agrees"),
+        ("今年一季度该公司的利润减少了百分之三。", "今年一季度，该公司的销售额增长了百分之十五，但利润下降了百分之三。", ""),
+        ("今年一季度该公司的利润增长了百分之十五。", "今年一季度，该公司的销售额增长了百分之十五，但利润下降了百分之三。",
+         "conflict"),
+        # a name of several words swapped whole
+        ("Alexander Graham Bell developed a practical incandescent light bulb.",
+         "Thomas Edison developed a practical incandescent light bulb in 1879. Alexander Graham Bell was "
+         "awarded the first patent for the telephone in 1876.", "conflict"),
     ],
 )
 def test_frame_verdicts(claim: str, context: str, expected: str) -> None:

@@ -38,12 +38,12 @@ CASES = [
 # the level reached by the packaged judge, per file and language (docs/local-judge.md, "In-context
 # hallucinations"); before the frame reading: 47, 17, 29, 7, 19, 4
 MIN_RIGHT = {
-    ("textbook_dev.jsonl", "en"): 102,  # of 120
-    ("textbook_dev.jsonl", "zh"): 42,  # of 60
-    ("textbook_heldout.jsonl", "en"): 51,  # of 60
-    ("textbook_heldout.jsonl", "zh"): 22,  # of 32
-    ("textbook_final.jsonl", "en"): 35,  # of 40
-    ("textbook_final.jsonl", "zh"): 13,  # of 20
+    ("textbook_dev.jsonl", "en"): 103,  # of 120
+    ("textbook_dev.jsonl", "zh"): 45,  # of 60
+    ("textbook_heldout.jsonl", "en"): 52,  # of 60
+    ("textbook_heldout.jsonl", "zh"): 23,  # of 32
+    ("textbook_final.jsonl", "en"): 34,  # of 40
+    ("textbook_final.jsonl", "zh"): 14,  # of 20
 }
 
 

@@ -46,6 +46,9 @@ from ragmeter.text import has_cjk, is_cjk
 
 #: the share of the claim's content words a sentence must have to speak to the same thing
 FRAME_SHARE = 0.5
+#: the share of the claim's other content words (its swapped fillers aside) a sentence must have for
+#: a swap to say otherwise
+SWAP_FRAME = 0.75
 #: the most content words (Chinese: characters) a swapped slot holds on either side
 SLOT_MAX = 3
 ZH_SLOT_MAX = 5
@@ -174,7 +177,9 @@ class FrameReading:
     def conflict(self) -> bool:
         """The sentence says otherwise: a slot swapped, or every word there with odd flips."""
         if self.swaps:  # a negated claim with another filler is no contradiction ("... not on Sundays")
-            return "negation" not in self.flips
+            # and the rest of the claim must be the sentence's: a swap in a clause about another
+            # thing is no swap ("利润减少了百分之三" against "销售额增长了百分之十五")
+            return "negation" not in self.flips and self.frame_share >= SWAP_FRAME
         return self.complete and len(self.flips) % 2 == 1
 
     @property
@@ -345,8 +350,8 @@ def _en_swaps(
         if len(us) == i2 - i1 and vs:
             for u in us:
                 v = next((v for v in vs if _swap_ok(claim, u, sent, v, names)), None)
-                if v is not None:
-                    out.append((u.raw, v.raw))
+                if v is not None:  # the whole replaced spans ("Alexander Graham Bell" / "Thomas Edison")
+                    out.append((" ".join(t.raw for t in us), " ".join(t.raw for t in vs)))
                     break
     # a number of the claim that the sentence gives to another word, joined the same way: "The
     # Berlin Wall fell in 1961." against "... was built in 1961 and fell in 1989"
@@ -496,19 +501,29 @@ def _zh_exchange(claim: str, sentence: str) -> bool:
     each side)."""
     a, b = _zh_seq(claim), _zh_seq(sentence)
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    # the pivots: a shared run of two or more characters inside the claim, or a word of the claim
+    # whose opposite the sentence has ("输给" / "战胜")
+    pivots: list[tuple[str, str, str, str]] = []
     for blk in sm.get_matching_blocks():
         if blk.size < 2 or blk.a == 0 or blk.a + blk.size >= len(a):
             continue
-        lc, rc = "".join(a[: blk.a]), "".join(a[blk.a + blk.size :])
-        ls, rs = "".join(b[: blk.b]), "".join(b[blk.b + blk.size :])
+        pivots.append(("".join(a[: blk.a]), "".join(a[blk.a + blk.size :]), "".join(b[: blk.b]), "".join(b[blk.b + blk.size :])))
+    for word, opposites in ZH_ANTONYMS.items():
+        i = claim.find(word)
+        if i <= 0 or word in sentence:
+            continue
+        for o in opposites:
+            j = sentence.find(o)
+            if j >= 0:
+                pivots.append((claim[:i], claim[i + len(word) :], sentence[:j], sentence[j + len(o) :]))
 
-        def runs(text: str) -> set[str]:
-            pairs = (text[i : i + 2] for i in range(len(text) - 1))
-            return {p for p in pairs if all(is_cjk(c) and c not in ZH_STOPCHARS for c in p)}
+    def runs(text: str) -> set[str]:
+        pairs = (text[i : i + 2] for i in range(len(text) - 1))
+        return {p for p in pairs if all(is_cjk(c) and c not in ZH_STOPCHARS for c in p)}
 
-        if runs(lc) & runs(rs) - runs(ls) and runs(rc) & runs(ls) - runs(rs):
-            return True
-    return False
+    return any(
+        runs(lc) & runs(rs) - runs(ls) and runs(rc) & runs(ls) - runs(rs) for lc, rc, ls, rs in pivots
+    )
 
 
 def _number_order_flip(claim: Sequence[Token], sent: Sequence[Token]) -> bool:
@@ -670,7 +685,14 @@ def verdict(readings: Sequence[FrameReading]) -> tuple[str, FrameReading | None]
     agrees = [r for r in readings if r.agrees]
     best_conflict = max(conflicts, key=lambda r: r.closeness, default=None)
     best_agree = max(agrees, key=lambda r: r.closeness, default=None)
-    if best_agree is not None and (best_conflict is None or best_agree.closeness >= best_conflict.closeness):
+    # a sentence that states the claim wins over one that says otherwise without every word of the
+    # claim (a swap in a clause about something else: "人均收入" against "人口"); between two
+    # complete readings the closer wording decides
+    if best_agree is not None and (
+        best_conflict is None
+        or not best_conflict.complete
+        or best_agree.closeness >= best_conflict.closeness
+    ):
         return "agrees", best_agree
     if best_conflict is not None:
         return "conflict", best_conflict

@@ -67,7 +67,7 @@ from ragmeter.local.features import (
     stem,
 )
 from ragmeter.local.frames import FrameReading, context_names, context_norms, lexical, read_frames, verdict
-from ragmeter.local.lexicon import EN_STOPWORDS, ZH_STOPCHARS
+from ragmeter.local.lexicon import EN_STOPWORDS, ZH_ANTONYMS, ZH_STOPCHARS
 from ragmeter.local.verifier import Verifier
 from ragmeter.statements import ANSWER_LEAD_RE
 from ragmeter.text import is_cjk, split_sentences, tokenize
@@ -454,6 +454,9 @@ _ZH_QUANTIFIER_RE = re.compile(
 )
 
 
+_ZH_LEXICON_RE = re.compile("|".join(sorted(map(re.escape, ZH_ANTONYMS), key=len, reverse=True)))
+
+
 def zh_novel_share(claim: str, context_chars: frozenset[str]) -> float:
     """Share of a Chinese claim's ideographs that stand in runs of two or more that appear nowhere
     in the contexts (function characters break a run), when the rest of the claim is taken from
@@ -465,6 +468,8 @@ def zh_novel_share(claim: str, context_chars: frozenset[str]) -> float:
     other = 0  # characters outside the novel runs
     copied = 0  # of them, those the contexts have
     claim = _ZH_QUANTIFIER_RE.sub(lambda m: "\u3000" * len(m.group(0)), claim)
+    # a word of the opposites lexicon is no name either ("输给" for "战胜": the frame reading's)
+    claim = _ZH_LEXICON_RE.sub(lambda m: "\u3000" * len(m.group(0)), claim)
     for m in _CJK_RUN_RE.finditer(claim):
         run: list[str] = []
         for ch in m.group(0) + "\0":
