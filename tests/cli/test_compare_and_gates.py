@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from helpers.examples import write_swapped_answers
 from ragmeter.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,14 +34,7 @@ def _evaluate(data: Path, out: Path, *extra: str) -> tuple[int, dict[str, Any], 
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A baseline run, a re-run of the same data, and a run whose answers are deliberately unfaithful."""
     tmp = tmp_path_factory.mktemp("runs")
-    rows = [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()]
-    bad = tmp / "unfaithful.jsonl"
-    bad.write_text(
-        "".join(
-            json.dumps(dict(r, answer=rows[(i + 1) % len(rows)]["answer"])) + "\n" for i, r in enumerate(rows)
-        ),
-        encoding="utf-8",
-    )
+    bad = write_swapped_answers(tmp / "unfaithful.jsonl")
     out = tmp / "store"
     ids = {}
     for name, data in (("a", EXAMPLE), ("rerun", EXAMPLE), ("bad", bad)):

@@ -12,17 +12,16 @@ and both figures, until the page says the new one.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers.examples import EXAMPLE, write_swapped_answers
 from ragmeter import compare_runs, evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "rag_samples.jsonl"
 LABELS = ROOT / "examples" / "rag_labels.jsonl"
 
 
@@ -31,14 +30,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("example")
     a = evaluate(str(EXAMPLE), ["faithfulness"], out=tmp, run_id="v1", progress=False)
     a.add_labels(LABELS)
-    rows = [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()]
-    swapped = tmp / "unfaithful.jsonl"
-    swapped.write_text(
-        "".join(
-            json.dumps(dict(r, answer=rows[(i + 1) % len(rows)]["answer"])) + "\n" for i, r in enumerate(rows)
-        ),
-        encoding="utf-8",
-    )
+    swapped = write_swapped_answers(tmp / "unfaithful.jsonl")
     b = evaluate(str(swapped), ["faithfulness"], out=tmp, run_id="v2", progress=False)
     s = a.summary()["faithfulness"]
     assert s.calibrated is not None

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.local import LocalJudge
+from helpers.examples import right, support_probabilities
 
 FILES = ("plain_cases.jsonl", "plain_cases_heldout.jsonl")
 CASES = [
@@ -36,25 +36,9 @@ MIN_RIGHT = {
 }
 
 
-def right(case: dict[str, str], p: float) -> bool:
-    return p >= 0.7 if case["expected"] == "supported" else p <= 0.3
-
-
 @pytest.fixture(scope="module")
 def probabilities() -> list[float]:
-    import asyncio
-
-    judge = LocalJudge()
-
-    async def run() -> list[float]:
-        out = []
-        for case in CASES:
-            (v,) = await judge.verify_claims([case["claim"]], [case["context"]])
-            assert v.confidence is not None
-            out.append(v.confidence)
-        return out
-
-    return asyncio.run(run())
+    return support_probabilities(CASES)
 
 
 def test_the_case_set() -> None:

@@ -13,13 +13,12 @@ data/dev/textbook_heldout.jsonl --kinds`` prints the counts by kind and the wron
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
-from ragmeter.local import LocalJudge
+from helpers.examples import right, support_probabilities
 
 DEV = Path(__file__).resolve().parents[2] / "data" / "dev"
 FILES = ("textbook_dev.jsonl", "textbook_heldout.jsonl", "textbook_final.jsonl")
@@ -47,23 +46,9 @@ MIN_RIGHT = {
 }
 
 
-def right(case: dict[str, str], p: float) -> bool:
-    return p >= 0.7 if case["expected"] == "supported" else p <= 0.3
-
-
 @pytest.fixture(scope="module")
 def probabilities() -> list[float]:
-    judge = LocalJudge()
-
-    async def run() -> list[float]:
-        out = []
-        for case in CASES:
-            (v,) = await judge.verify_claims([case["claim"]], [case["context"]])
-            assert v.confidence is not None
-            out.append(v.confidence)
-        return out
-
-    return asyncio.run(run())
+    return support_probabilities(CASES)
 
 
 def test_the_case_set() -> None:
