@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ragmeter.errors import ConfigError
-from ragmeter.local import Embedder, USEEmbedder, default_embedder
+from ragmeter.local import Embedder, LocalJudge, USEEmbedder, default_embedder
 from ragmeter.local import embedders as emb_mod
 from ragmeter.local.embedders import (
     EMBED_WORKERS,
@@ -194,8 +194,43 @@ async def test_sentence_transformer_with_a_fake_model(
 
 
 async def test_sentence_transformer_real_package(tmp_path: Path) -> None:
+    """The real sentence-transformers package, on a tiny randomly initialised model the test builds
+    and saves from a config of its own (nothing downloaded): the embedder loads the folder and gives
+    the package's own normalised embeddings, and the local judge runs on it."""
     pytest.importorskip("sentence_transformers")
-    pytest.skip("needs a local sentence-transformers model folder; none ships with the tests")
+    pytest.importorskip("torch")
+    from sentence_transformers import SentenceTransformer
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    try:  # sentence-transformers 6 moved the modules (importing the old path warns)
+        from sentence_transformers.sentence_transformer import modules as models
+    except ImportError:  # pragma: no cover - older sentence-transformers
+        from sentence_transformers import models  # type: ignore[no-redef]
+
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "tower", "is", "in", "paris", "rome", "."]
+    bert = tmp_path / "bert"
+    bert.mkdir()
+    (bert / "vocab.txt").write_text("\n".join(words) + "\n")
+    BertTokenizer(str(bert / "vocab.txt")).save_pretrained(str(bert))
+    config = BertConfig(
+        vocab_size=len(words), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=64,
+    )  # fmt: skip
+    BertModel(config).save_pretrained(str(bert))
+    word = models.Transformer(str(bert))
+    folder = tmp_path / "tiny-st"
+    dim = word.get_embedding_dimension() if hasattr(word, "get_embedding_dimension") else word.get_word_embedding_dimension()
+    SentenceTransformer(modules=[word, models.Pooling(dim)]).save(str(folder))
+    e = SentenceTransformerEmbedder(folder)
+    texts = ["the tower is in paris .", "the tower is in rome ."]
+    vecs = await e.embed(texts)
+    assert vecs.shape == (2, 16) and vecs.dtype == np.float32 and e.dim == 16
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    want = SentenceTransformer(str(folder), device="cpu").encode(texts, normalize_embeddings=True)
+    assert np.allclose(vecs, want, atol=1e-5)
+    judge = LocalJudge(embedder=e, verifier=None)
+    (v,) = await judge.verify_claims(["the tower is in paris ."], ["the tower is in paris ."])
+    assert v.confidence is not None and 0.0 <= v.confidence <= 1.0
 
 
 def test_the_fast_tokenizer_gives_the_ports_ids_and_embeddings() -> None:

@@ -471,7 +471,10 @@ class SentenceTransformerEmbedder(_CachedEmbedder):
                     raise ConfigError(
                         f"cannot load a sentence-transformers model from {str(self.path)!r}: {exc}"
                     ) from exc
-                self._dim = int(self._model.get_sentence_embedding_dimension())
+                # sentence-transformers 6 renamed the method (the old name warns); older ones have
+                # only the old name
+                dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+                self._dim = int(dim())
             return self._model
 
     @property  # type: ignore[override]
