@@ -418,3 +418,20 @@ async def test_retention_names_a_place_given_otherwise_and_never_blames_an_offer
     assert (await check_retention(judge, right)).verdicts[1].ok
     zh = [("user", "我住在北京，上周买了一顶帐篷。"), ("assistant", "您好！有什么可以帮您处理帐篷的吗？")]
     assert (await check_retention(judge, zh)).verdicts[0].ok
+
+
+async def test_a_policy_question_is_met_by_the_policy(judge: LocalJudge) -> None:
+    """A question that names the kind of answer ("What is your refund policy?") is met by an answer
+    that gives it without the word; an answer about something else still is not."""
+    from ragmeter.local.conversation import check_completeness
+
+    (met,) = await check_completeness(
+        judge,
+        [("user", "What is your refund policy?"),
+         ("assistant", "You can return any item within 30 days of purchase for a full refund, as long as it is unused.")],
+    )  # fmt: skip
+    assert met.supported
+    (unmet,) = await check_completeness(
+        judge, [("user", "What is your refund policy?"), ("assistant", "We sell tents, sleeping bags and stoves.")]
+    )
+    assert not unmet.supported

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragmeter.local.calibration import fixed, sigmoid
-from ragmeter.local.features import TextFeatures, analyze, coverage
+from ragmeter.local.features import TextFeatures, analyze, coverage, stem
 
 _MONTHS = (
     "january february march april may june july august september october november december "
@@ -90,6 +90,14 @@ _QUESTION_TERMS = frozenset(
     "main role way kind type mean meaning example examples briefly".split()
 )
 _ZH_QUESTION_CHARS = frozenset("什么谁哪里儿怎样如何为多少几吗呢请问是否")
+#: nouns that name the kind of answer asked for rather than its content (their stems)
+_FRAME_NOUNS = frozenset(
+    stem(w)
+    for w in "policy policies rule rules procedure procedures process requirement requirements condition "
+    "conditions term terms step steps option options method methods guideline guidelines regulation "
+    "regulations instruction instructions".split()
+)
+_ZH_FRAME_NOUNS = ("政策", "规定", "流程", "条件", "办法", "步骤", "规则", "要求")
 
 #: Sentence relevance to a question (context relevance). Hand-set, see docs/local-judge.md.
 SENTENCE_RELEVANCE = fixed(
@@ -109,7 +117,7 @@ class Need:
     terms: frozenset[str]
 
 
-def _key_terms(f: TextFeatures) -> frozenset[str]:
+def _key_terms(f: TextFeatures, text: str = "") -> frozenset[str]:
     out = set()
     for t in f.terms:
         if t in _QUESTION_TERMS:
@@ -117,7 +125,12 @@ def _key_terms(f: TextFeatures) -> frozenset[str]:
         if len(t) == 2 and all(c in _ZH_QUESTION_CHARS for c in t):
             continue
         out.add(t)
-    return frozenset(out)
+    # a frame noun ("What is your refund policy?") names the kind of answer, which an answer that
+    # gives one rarely repeats ("You can return any item within 30 days for a full refund"): it is
+    # a key term only when the question has no other
+    zh_frame = "".join(n for n in _ZH_FRAME_NOUNS if n in text)  # Chinese terms are character pairs
+    framed = {t for t in out if t in _FRAME_NOUNS or (zh_frame and any(c in zh_frame for c in t))}
+    return frozenset(out - framed) if out - framed else frozenset(out)
 
 
 def answer_type(text: str) -> str:
@@ -141,12 +154,12 @@ def question_needs(question: str) -> list[Need]:
     needs: list[Need] = []
     for p in parts:
         pf = analyze(p)
-        terms = _key_terms(pf)
+        terms = _key_terms(pf, p)
         if not terms and pf.n_tokens < 2:
             continue
         needs.append(Need(p, answer_type(p), terms))
     if not needs and q:
-        needs.append(Need(q, answer_type(q), _key_terms(f)))
+        needs.append(Need(q, answer_type(q), _key_terms(f, q)))
     return needs
 
 
