@@ -282,13 +282,22 @@ def test_a_quote_put_in_another_speakers_mouth_is_a_speaker_swap() -> None:
 def test_a_negated_comparative_is_read_the_positive_way() -> None:
     from ragmeter.local.features import positive_comparative
 
-    assert positive_comparative("No hot desert is bigger than the Sahara.") == (
-        "The Sahara is bigger than any other hot desert."
+    # a comparative against every other of a class is its superlative, as contexts mostly say it
+    assert positive_comparative("No hot desert is bigger than the Sahara.") == "The Sahara is the biggest hot desert."
+    assert positive_comparative("No planet is nearer to the Sun than Mercury.") == (
+        "Mercury is the nearest planet to the Sun."
     )
+    assert positive_comparative("Mercury is smaller than every other planet in the Solar System.") == (
+        "Mercury is the smallest planet in the Solar System."
+    )
+    assert positive_comparative("Gold is more expensive than any other metal.") == "Gold is the most expensive metal."
+    # a verb that is no copula keeps the comparative form
     assert positive_comparative("No river in the world carries more water than the Amazon.") == (
         "The Amazon carries more water than any other river in the world."
     )
-    for text in ("No one knows more than him.", "No, the tower is taller than the church.", "Nothing is better."):
+    assert positive_comparative("中国没有比长江更长的河流。") == "长江是中国最长的河流。"
+    for text in ("No one knows more than him.", "No, the tower is taller than the church.", "Nothing is better.",
+                 "The tower is taller than the church."):
         assert positive_comparative(text) == text
 
 

@@ -385,11 +385,38 @@ _ZH_NO_COMPARATIVE_RE = re.compile(
 )
 
 
+_THAN_EVERY_OTHER_RE = re.compile(
+    r"^(?P<x>[^,;]+?) (?P<be>is|are|was|were) (?:(?P<more>more|less) (?P<word>[a-z]+)|(?P<adj>[a-z]+?)(?P<er>i?er))"
+    r"(?P<rest>(?: [\w'’-]+){0,4}?) than (?:any|every|all(?: the)?) other (?P<cls>[\w'’ -]+?)\s*(?P<end>[.!]?)\s*$"
+)
+
+
+def superlative(text: str) -> str:
+    """A comparative against every other of a class said as the superlative it is: "Mercury is
+    smaller than every other planet." -> "Mercury is the smallest planet."; "The cheetah is faster
+    than any other land animal." -> "The cheetah is the fastest land animal." (what the contexts
+    mostly say, in their words). Any other text is returned as it is."""
+    m = _THAN_EVERY_OTHER_RE.match(text)
+    if m is None or len(m.group("cls").split()) > 6:
+        return text
+    if m.group("more"):
+        head = f"{'most' if m.group('more') == 'more' else 'least'} {m.group('word')}"
+    else:
+        adj = m.group("adj")
+        head = (adj + "iest") if m.group("er") == "ier" else (adj + "est")
+    rest = m.group("rest") or ""
+    return f"{m.group('x')} {m.group('be')} the {head} {m.group('cls')}{rest}{m.group('end') or '.'}"
+
+
 def positive_comparative(text: str) -> str:
-    """A negated comparative said the positive way: "No hot desert is bigger than the Sahara." ->
-    "The Sahara is bigger than any other hot desert." (a superlative in other words: it has no
-    negation to flip, and the verifier, which misreads the negated form, reads this one). Any
-    other text is returned as it is."""
+    """A negated comparative said the positive way, as a superlative (:func:`superlative`): "No hot
+    desert is bigger than the Sahara." -> "The Sahara is the biggest hot desert." (no negation to
+    flip, and the verifier, which misreads the negated form, reads this one). Any other text is
+    returned as it is, but for a comparative against every other, which becomes its superlative."""
+    return superlative(_positive_comparative(text))
+
+
+def _positive_comparative(text: str) -> str:
     z = _ZH_NO_COMPARATIVE_RE.match(text.strip())
     if z is not None:
         return f"{z.group('other')}是{z.group('where')}最{z.group('adj')}的{z.group('cls')}{z.group('end') or '。'}"
