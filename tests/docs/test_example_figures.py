@@ -3,7 +3,8 @@
 The README's labelling example (``ragmeter evaluate examples/rag_samples.jsonl --metrics
 faithfulness``, then ``ragmeter labels import examples/rag_labels.jsonl``, then ``ragmeter runs
 show``) quotes the judge's mean and the calibrated estimate, in English and in Chinese; docs/ci.md
-and docs/zh/ci.md quote the same mean and its gate message; docs/compare.md quotes the comparison
+and docs/zh/ci.md quote the same mean and its gate message (and zh ci.md two ``assert_rag``
+figures); docs/zh/metrics.md shows a run of the four Chinese samples; docs/compare.md quotes the comparison
 of that run with the same questions and every answer swapped for the next sample's
 (``tests/cli/test_compare_and_gates.py`` builds that file the same way). The runs here are the
 local judge's, offline, so a change of the judge that moves a figure fails here, naming the page
@@ -88,3 +89,45 @@ def test_the_ci_pages_quote_the_example_gate(runs: dict[str, Any], page: str) ->
     text = (ROOT / page).read_text(encoding="utf-8")
     quoted = re.findall(r"gate failed: faithfulness: mean .*", text)
     assert quoted and all(q == want for q in quoted), f"{page} quotes {quoted}, the run gives {want!r}"
+
+
+def test_the_chinese_metrics_page_shows_the_example_run_as_it_is(tmp_path: Path) -> None:
+    """docs/zh/metrics.md shows a recorded `runs show --samples` of the four Chinese samples of the
+    example data: every "metric: value" line there is the run's value, to 3 decimals."""
+    text = (ROOT / "docs" / "zh" / "metrics.md").read_text(encoding="utf-8")
+    block = text[text.index("[8] zh-great-wall") : text.index("```", text.index("[8] zh-great-wall"))]
+    metrics = [
+        "faithfulness", "answer_relevance", "context_relevance", "context_precision", "context_recall",
+        "answer_correctness", "token_f1", "rouge_l",
+    ]  # fmt: skip
+    result = evaluate(str(EXAMPLE), metrics, progress=False)
+    by_id = {s.id: i for i, s in result.samples}
+    quoted = 0
+    current = None
+    for line in block.splitlines():
+        head = re.match(r"\[\d+\] (\S+):", line)
+        if head:
+            current = by_id[head.group(1)]
+            continue
+        m = re.match(r"\s+(\w+): (\d\.\d{3}) ", line)
+        if m and current is not None:
+            score = result.score(current, m.group(1))
+            assert score is not None and score.value is not None
+            got = f"{score.value:.3f}"
+            assert got == m.group(2), f"{m.group(1)} of sample {current}: the page says {m.group(2)}, the run {got}"
+            quoted += 1
+    assert quoted >= 12
+
+
+def test_the_chinese_ci_page_quotes_assert_rag_as_it_is() -> None:
+    """docs/zh/ci.md shows assert_rag on a made-up Great Wall answer and on a copied one: the two
+    faithfulness figures it quotes are the local judge's."""
+    text = (ROOT / "docs" / "zh" / "ci.md").read_text(encoding="utf-8")
+    contexts = ["长城的修建始于春秋战国时期，各诸侯国为了防御而修筑城墙。现存的砖石长城主要是明代修建的。"]
+    question = "长城是什么时候开始修建的？"
+    answers = ["长城始建于唐朝，是为了抵御蒙古人而修建的。", "长城的修建始于春秋战国时期，各诸侯国为了防御而修筑城墙。"]
+    rows = [{"question": question, "contexts": contexts, "answer": a} for a in answers]
+    made_up, copied = (s.value for s in evaluate(rows, ["faithfulness"]).scores("faithfulness"))
+    assert made_up is not None and copied is not None
+    assert f"faithfulness: {made_up:.3f} < 0.5" in text
+    assert f"照抄上下文第一句的回答则得 {copied:.3f}" in text
