@@ -46,6 +46,28 @@ def test_evaluate_example_offline_json(tmp_path: Path) -> None:
         assert d["metrics"][name]["mean"] == pytest.approx(api[name].mean, abs=1e-9)
 
 
+def test_the_main_job_tells_the_labelled_faithful_answers_from_the_others(tmp_path: Path) -> None:
+    """The values a user sees, against the example's own labels (examples/rag_labels.jsonl: which
+    answers people call faithful): a faithful answer scores above an unfaithful one in at least 90%
+    of the pairs (the local judge: 30 of 32; the two it orders wrong are a paraphrased Chinese answer
+    and one with a false last sentence), and the means lie well apart, so a judge that scores
+    everything alike (0.5) fails here."""
+    from ragmeter import evaluate
+
+    labels = {
+        r["id"]: r["label"]
+        for r in map(json.loads, (ROOT / "examples" / "rag_labels.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    result = evaluate(str(EXAMPLE), ["faithfulness"])
+    scores = {s.id: result.score(i, "faithfulness").value for i, s in result.samples}  # type: ignore[union-attr]
+    good = [v for k, v in scores.items() if labels[k] == 1]
+    bad = [v for k, v in scores.items() if labels[k] == 0]
+    assert len(good) + len(bad) == 12 and good and bad
+    pairs = [(g, b) for g in good for b in bad]
+    assert sum(g > b for g, b in pairs) >= 0.9 * len(pairs)
+    assert sum(good) / len(good) - sum(bad) / len(bad) >= 0.4
+
+
 def test_evaluate_table_and_runs_commands(tmp_path: Path) -> None:
     code, out, _ = _run(
         ["evaluate", str(EXAMPLE), "--out", str(tmp_path), "-m", "token_f1,rouge_l", "--no-progress"]
