@@ -100,8 +100,12 @@ def test_cli_export_to_a_file_store(run_store: tuple[Path, str], file_store: str
 
 
 @pytest.mark.skipif(importlib.util.find_spec("alembic") is None, reason="MLflow's SQLite store needs alembic")
-def test_python_export_to_sqlite(run_store: tuple[Path, str], tmp_path: Path) -> None:
+def test_python_export_to_sqlite(
+    run_store: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out, run_id = run_store
+    # a SQLite store keeps its artifacts under ./mlruns of the working directory: the test's own
+    monkeypatch.chdir(tmp_path)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     result = Result.from_store(out, run_id)
     _check_exported(uri, export_to_mlflow(result, tracking_uri=uri), result)
