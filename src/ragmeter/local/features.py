@@ -204,11 +204,17 @@ def _looks_like_name(word: str, text: str, end: int) -> bool:
     return m is not None and m.group(1).isupper()
 
 
-def _has_zh_negation(text: str) -> bool:
+def zh_negations(text: str) -> int:
+    """How many Chinese negation markers ``text`` holds, the words that only contain one
+    (:data:`ZH_NEGATION_EXCEPTIONS`: 不同, 非常, 未来...) aside."""
     s = text
     for exc in ZH_NEGATION_EXCEPTIONS:
         s = s.replace(exc, "")
-    return any(n in s for n in ZH_NEGATIONS)
+    return sum(s.count(n) for n in ZH_NEGATIONS)
+
+
+def _has_zh_negation(text: str) -> bool:
+    return zh_negations(text) > 0
 
 
 @lru_cache(maxsize=65536)
@@ -310,8 +316,13 @@ _ZH_NUMBER_SLOT_RE = re.compile(r"([零〇一二两三四五六七八九十百�
 _YEAR = "(year)"
 
 
+def is_year(value: str) -> bool:
+    """A number that stands for a year when it stands alone: four digits, 1000-2100."""
+    return value.isdigit() and len(value) == 4 and 1000 <= int(value) <= 2100
+
+
 def _slot(value: str, unit: str) -> tuple[str, str]:
-    if unit in ("", "年") and value.isdigit() and len(value) == 4 and 1000 <= int(value) <= 2100:
+    if unit in ("", "年") and is_year(value):
         return value, _YEAR
     return value, unit
 

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ragmeter.local.features import analyze, stem
+from ragmeter.local.features import analyze, antonym_conflict, is_year, stem, zh_negations
 from ragmeter.local.lexicon import EN_ANTONYMS, EN_NEGATIONS, EN_STOPWORDS, ZH_ANTONYMS, ZH_STOPCHARS
 from ragmeter.statements import ANSWER_LEAD_RE
 from ragmeter.text import has_cjk, is_cjk
@@ -66,7 +66,6 @@ _EN_NUMBER_WORDS = frozenset(
 )
 #: words that negate the slot that follows in English ("open every day except Sunday")
 _EN_EXCEPT = frozenset({"except", "excluding"})
-_ZH_NEGATION_RE = re.compile(r"(?<![差])(?:不|没|无|未|非|别|勿)(?![同仅但断过论常来人的数少知洲])")
 _ZH_PASSIVE = ("被", "由")
 #: a word right before which a content word is a noun, not a relation ("the capital of")
 _NOUN_LEAD = frozenset({"the", "a", "an", "its", "their", "his", "her", "our", "my", "'s", "’s", "of"})
@@ -113,6 +112,8 @@ def _word(raw: str, low: str, inside: bool) -> Token:
     if raw[0].isupper():  # a capital inside the text is a name; the first word's says nothing
         return Token(stem(low), "name" if inside else "cap", raw)
     return Token(stem(low), "word", raw)
+
+
 _NEGATION_NOUNS = re.compile(r"\b(?:lack|lacks|absence)\s+of\b", re.IGNORECASE)
 
 
@@ -120,7 +121,7 @@ def _negations(toks: Sequence[Token], text: str) -> int:
     """How many negations the text holds ("except" negates; "without X" and "a lack of X" qualify a
     noun, they do not negate the statement)."""
     if has_cjk(text):
-        return len(_ZH_NEGATION_RE.findall(text))
+        return zh_negations(text)
     lead = ANSWER_LEAD_RE.match(text)
     if lead is not None:  # "No, not all dogs are dogs": the "No" answers, the "not" negates
         text = text[lead.end() :]
@@ -144,21 +145,6 @@ def _opposites(word: str) -> frozenset[str]:
 
 def _are_opposite(a: Token, b: Token) -> bool:
     return bool((_opposites(a.raw) | _opposites(a.norm)) & {b.raw.lower(), b.norm})
-
-
-def _antonym_flip(claim: Sequence[Token], sent: Sequence[Token], claim_text: str, sent_text: str) -> bool:
-    """The claim has a word whose opposite the sentence has, and the sentence lacks the word."""
-    sent_norms = {t.norm for t in sent} | {t.raw.lower() for t in sent}
-    for t in claim:
-        if not t.raw.isascii():
-            continue
-        opp = _opposites(t.raw) | _opposites(t.norm)
-        if opp and t.norm not in sent_norms and t.raw.lower() not in sent_norms and opp & sent_norms:
-            return True
-    for word, opposites in ZH_ANTONYMS.items():
-        if word in claim_text and word not in sent_text and any(o in sent_text for o in opposites):
-            return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -291,10 +277,6 @@ _SLOT_LEAD = frozenset(
 )
 
 
-def _is_year(number: str) -> bool:
-    return number.isdigit() and len(number) == 4 and 1000 <= int(number) <= 2100
-
-
 def _noun_slot(toks: Sequence[Token], t: Token) -> bool:
     """``t`` stands where a noun does: after a determiner or a preposition, or first in the text."""
     i = toks.index(t)
@@ -371,7 +353,7 @@ def _en_swaps(
             n = j + 1 + len(joint)
             if n < len(sent) and [x.norm for x in sent[j + 1 : n]] == joint:
                 v = sent[n]
-                if v.kind == "num" and v.norm != u.norm and v.norm not in c_norms and _is_year(v.raw) == _is_year(u.raw):
+                if v.kind == "num" and v.norm != u.norm and v.norm not in c_norms and is_year(v.raw) == is_year(u.raw):
                     out.append((u.raw, v.raw))
                     break
     extra = [t for t in c_content if t.norm not in s_norms]
@@ -389,13 +371,16 @@ def _en_swaps(
     return out
 
 
+_ZH_NUM_RE = re.compile(r"\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿]{2,}")
+#: a Chinese text's alignment units: its numbers whole, any other character alone
+_ZH_UNIT_RE = re.compile(_ZH_NUM_RE.pattern + "|.")
 _ORDINAL_RE = re.compile(r"^(?:第?(?:\d+|[零〇一二两三四五六七八九十百千]+)|最)$")
 
 
 def _zh_seq(text: str) -> list[str]:
     """Alignment units of a Chinese text: numbers whole, other characters one by one."""
     out: list[str] = []
-    for m in re.finditer(r"\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿]{2,}|.", text):
+    for m in _ZH_UNIT_RE.finditer(text):
         u = m.group(0)
         if len(u) > 1 or is_cjk(u) or u.isalnum():
             out.append(u)
@@ -427,11 +412,10 @@ def _zh_swaps(
 
 
 _PRONOUN_RE = re.compile(r"\b(?:it|its|they|their|them|he|his|him|she|her)\b|[它他她其]", re.IGNORECASE)
-
-
 _ELLIPTICAL_RE = re.compile(r"\s*(?:at|on|in|for|from|to|by)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=8192)  # per sentence, not per claim: every claim of a sample reads the same ones
 def _implied(prev: str, verb: bool = False) -> frozenset[str]:
     """What a pronoun of the next sentence, or the elided subject of the next clause, can stand
     for: the words of the opening noun phrase of ``prev`` ("The city library opens ..." -> city,
@@ -533,9 +517,6 @@ def _number_order_flip(claim: Sequence[Token], sent: Sequence[Token]) -> bool:
     return len(set(cn)) >= 2 and len(cn) == len(set(cn)) and set(cn) <= set(sn) and cn != sn[: len(cn)]
 
 
-_ZH_NUM_RE = re.compile(r"\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿]{2,}")
-
-
 def _zh_units(text: str) -> list[str]:
     """A Chinese text's content units: its numbers, its Latin words ("H2O"), and its other content
     characters."""
@@ -577,7 +558,7 @@ def read_sentence(
     if share < FRAME_SHARE or len(c_units) < 2:  # (the cheap test first: most sentences stop here)
         return FrameReading(index, share, (), (), False)
     closeness = difflib.SequenceMatcher(None, [t.norm for t in ct], [t.norm for t in st], autojunk=False).ratio()
-    opposite = _antonym_flip(ct, st, claim, sentence)
+    opposite = antonym_conflict(analyze(claim), claim, analyze(sentence), sentence)
     flips: list[str] = []
     if zh:
         swaps = _zh_swaps(claim, sentence, context_text, implied)
