@@ -7,42 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers.plugin_sessions import GOOD, INI, TESTS
+from helpers.plugin_sessions import session as _session
 from helpers.server import FakeOpenAIServer
 from ragmeter.dataset.keys import text_key
 from ragmeter.run.result import Result
 
 pytest_plugins = ("pytester",)
-
-INI = """
-[pytest]
-asyncio_mode = auto
-asyncio_default_fixture_loop_scope = function
-"""
-
-TESTS = """
-from ragmeter import Sample
-from ragmeter.testing import assert_rag
-
-CTX = ["The Eiffel Tower was built between 1887 and 1889 for the World's Fair in Paris. It is about 330 metres tall."]
-
-def test_ragas_names_pass():
-    assert_rag(
-        {"user_input": "When was the Eiffel Tower built?", "retrieved_contexts": CTX,
-         "response": "The Eiffel Tower was built between 1887 and 1889."},
-        {"faithfulness": 0.5, "answer_relevance": 0.3},
-    )
-
-async def test_sample_in_async_test_passes():
-    assert_rag(Sample(question="How tall is the Eiffel Tower?", contexts=CTX, answer="It is about 330 metres tall.",
-                      id="height"), {"faithfulness": 0.5})
-
-def test_unfaithful_fails():
-    assert_rag(
-        {"query": "Who built the Eiffel Tower?", "contexts": CTX,
-         "response": "The Eiffel Tower was completed in 1920 and is 500 metres tall."},
-        {"faithfulness": 0.8},
-    )
-"""
 
 
 @pytest.fixture
@@ -196,37 +167,6 @@ def test_session_check_reads_ragas_objects() -> None:
         session.close()
 
 
-BASELINE_TESTS = """
-from ragmeter.testing import assert_rag
-
-CTX = ["The Eiffel Tower was built between 1887 and 1889 for the World's Fair in Paris. It is about 330 metres tall.",
-       "Gustave Eiffel's company designed and built the tower."]
-ANSWERS = {answers!r}
-
-def test_built():
-    assert_rag({{"question": "When was the Eiffel Tower built?", "contexts": CTX, "answer": ANSWERS[0]}},
-               {{"faithfulness": 0.0}})
-
-def test_height():
-    assert_rag({{"question": "How tall is the Eiffel Tower?", "contexts": CTX, "answer": ANSWERS[1]}},
-               {{"faithfulness": 0.0}})
-
-def test_designer():
-    assert_rag({{"question": "Who designed the Eiffel Tower?", "contexts": CTX, "answer": ANSWERS[2]}},
-               {{"faithfulness": 0.0}})
-"""
-GOOD = [
-    "The Eiffel Tower was built between 1887 and 1889 for the World's Fair.",
-    "The Eiffel Tower is about 330 metres tall.",
-    "Gustave Eiffel's company designed the tower.",
-]
-
-
-def _session(inner: pytest.Pytester, out: Path, answers: list[str], *args: str) -> pytest.RunResult:
-    inner.makepyfile(test_rag=BASELINE_TESTS.format(answers=answers))
-    return inner.runpytest("-p", "no:cacheprovider", f"--ragmeter-out={out}", *args)
-
-
 def test_baseline_comparison_in_the_session_summary(inner: pytest.Pytester, tmp_path: Path) -> None:
     out = tmp_path / "runs"
     _session(inner, out, GOOD).assert_outcomes(passed=3)
@@ -254,7 +194,12 @@ def test_baseline_comparison_in_the_session_summary(inner: pytest.Pytester, tmp_
         ]
     )
     res = _session(
-        inner, out, [GOOD[0], "I don't know.", GOOD[2]], "--ragmeter-baseline", baseline, "--ragmeter-max-new-invalid=1"
+        inner,
+        out,
+        [GOOD[0], "I don't know.", GOOD[2]],
+        "--ragmeter-baseline",
+        baseline,
+        "--ragmeter-max-new-invalid=1",
     )
     res.stdout.fnmatch_lines(["faithfulness * 1/0  no clear change"])
     assert "REGRESSION" not in res.stdout.str()
@@ -268,7 +213,9 @@ def test_baseline_comparison_in_the_session_summary(inner: pytest.Pytester, tmp_
     res = _session(inner, out, wrong, "--ragmeter-baseline", baseline)
     res.assert_outcomes(passed=3)
     assert res.ret == pytest.ExitCode.TESTS_FAILED
-    res.stdout.fnmatch_lines(["faithfulness * 0/0  worse", "ragmeter: REGRESSION against baseline *: faithfulness; *"])
+    res.stdout.fnmatch_lines(
+        ["faithfulness * 0/0  worse", "ragmeter: REGRESSION against baseline *: faithfulness; *"]
+    )
     # --ragmeter-margin loosens the paired part as compare --margin does
     res = _session(inner, out, wrong, "--ragmeter-baseline", baseline, "--ragmeter-margin=2")
     assert res.ret == pytest.ExitCode.OK
@@ -279,7 +226,9 @@ def test_baseline_options_are_checked(inner: pytest.Pytester, tmp_path: Path) ->
     res = inner.runpytest("--ragmeter-baseline", "main")
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines(["*--ragmeter-baseline needs --ragmeter-out*"])
-    res = inner.runpytest(f"--ragmeter-out={tmp_path}", "--ragmeter-baseline", "main", "--ragmeter-max-new-invalid=-1")
+    res = inner.runpytest(
+        f"--ragmeter-out={tmp_path}", "--ragmeter-baseline", "main", "--ragmeter-max-new-invalid=-1"
+    )
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     # a baseline that is not in the store: the session fails and says why
     res = _session(inner, tmp_path / "empty", GOOD, "--ragmeter-baseline", "nope")
