@@ -435,3 +435,27 @@ async def test_a_policy_question_is_met_by_the_policy(judge: LocalJudge) -> None
         judge, [("user", "What is your refund policy?"), ("assistant", "We sell tents, sleeping bags and stoves.")]
     )
     assert not unmet.supported
+    # the same in Chinese: 政策 names the kind of answer, and the particles and asking words of the
+    # question are no key terms (的退, 策是, 么时)
+    for request, reply in (
+        ("你们的退款政策是什么？", "购买后30天内，未使用的商品都可以全额退款。"),
+        ("你们的退货政策是怎样的？", "商品在收到后七天内可以无理由退货，运费由我们承担。"),
+    ):
+        (met,) = await check_completeness(judge, [("user", request), ("assistant", reply)])
+        assert met.supported, (request, met.reason)
+    (unmet,) = await check_completeness(
+        judge, [("user", "你们的退款政策是什么？"), ("assistant", "我们销售帐篷、睡袋和炉具。")]
+    )
+    assert not unmet.supported
+
+
+def test_chinese_key_terms_leave_out_the_asking_words() -> None:
+    from ragmeter.local.relevance import question_needs, type_satisfied
+
+    assert [n.terms for n in question_needs("你们的退款政策是什么？")] == [frozenset({"退款"})]
+    (when, which) = question_needs("长城是什么时候开始修建的？现在看到的长城主要是哪个朝代的？")
+    assert {"长城", "修建"} <= when.terms and not when.terms & {"么时", "候修"}
+    # a dynasty answers "哪个朝代"
+    assert which.answer_type == "date"
+    assert type_satisfied("date", "现在看到的砖石长城大多是明代修建的。", which.text) == 1.0
+    assert type_satisfied("date", "长城东起辽宁虎山，西至甘肃嘉峪关。", which.text) == 0.0

@@ -37,7 +37,9 @@ _MONTHS = (
 ).split()
 _DATE_RE = re.compile(
     r"\b(?:1[0-9]{3}|20[0-9]{2})s?\b|\b(?:" + "|".join(_MONTHS) + r")\b|\d{1,2}:\d{2}|\b(?:bc|ad|bce|ce)\b"
-    r"|\d+\s*(?:年|月|日|号|世纪)|[一二三四五六七八九十]+(?:月|日|号|世纪)|(?:今年|去年|明年|春|夏|秋|冬)",
+    r"|\d+\s*(?:年|月|日|号|世纪)|[一二三四五六七八九十]+(?:月|日|号|世纪)|(?:今年|去年|明年|春|夏|秋|冬)"
+    # a dynasty or an era answers "哪个朝代" / "什么时候" ("明代", "唐朝", "战国时期")
+    r"|[\u4e00-\u9fff](?:代|朝)|时期",
     re.IGNORECASE,
 )
 _NUM_RE = re.compile(r"\d|[一二两三四五六七八九十百千万]+(?:个|岁|次|年|米|公里|元|倍|人)", re.IGNORECASE)
@@ -90,6 +92,15 @@ _QUESTION_TERMS = frozenset(
     "main role way kind type mean meaning example examples briefly".split()
 )
 _ZH_QUESTION_CHARS = frozenset("什么谁哪里儿怎样如何为多少几吗呢请问是否")
+#: particles that never start or end a content word: a character pair with one of them spans a
+#: word boundary ("你们的退款政策是什么": 的退, 策是), so it is no key term of a need
+_ZH_PARTICLES = frozenset("的是吗呢吧啊呀嘛")
+#: the words that ask in a Chinese question, cut out before its key terms are read: the character
+#: pairs across them ("长城是什么时候修建的": 么时, 候修) are no words of the question's content
+_ZH_ASKING_RE = re.compile(
+    r"什么时候|什么时间|什么地方|什么人|为什么|怎么样|怎样|怎么|如何|哪里|哪儿|哪一年|哪年|哪个|哪位|哪些"
+    r"|多少|多久|多长|多大|多高|多远|几个|几岁|是否|是不是|有没有|请问|什么|谁|吗|呢"
+)
 #: nouns that name the kind of answer asked for rather than its content (their stems)
 _FRAME_NOUNS = frozenset(
     stem(w)
@@ -117,6 +128,17 @@ class Need:
     terms: frozenset[str]
 
 
+def _is_cjk_pair(t: str) -> bool:
+    return all("\u4e00" <= c <= "\u9fff" for c in t)
+
+
+def _asked_about(text: str) -> TextFeatures:
+    """The features of ``text`` with its asking words cut out (Chinese; English keeps its words,
+    which ``_QUESTION_TERMS`` leaves out)."""
+    f = analyze(text)
+    return analyze(_ZH_ASKING_RE.sub("，", text)) if f.has_cjk else f
+
+
 def _key_terms(f: TextFeatures, text: str = "") -> frozenset[str]:
     out = set()
     for t in f.terms:
@@ -125,6 +147,9 @@ def _key_terms(f: TextFeatures, text: str = "") -> frozenset[str]:
         if len(t) == 2 and all(c in _ZH_QUESTION_CHARS for c in t):
             continue
         out.add(t)
+    spanning = {t for t in out if len(t) == 2 and _is_cjk_pair(t) and any(c in _ZH_PARTICLES for c in t)}
+    if out - spanning:
+        out -= spanning
     # a frame noun ("What is your refund policy?") names the kind of answer, which an answer that
     # gives one rarely repeats ("You can return any item within 30 days for a full refund"): it is
     # a key term only when the question has no other
@@ -154,12 +179,12 @@ def question_needs(question: str) -> list[Need]:
     needs: list[Need] = []
     for p in parts:
         pf = analyze(p)
-        terms = _key_terms(pf, p)
+        terms = _key_terms(_asked_about(p), p)
         if not terms and pf.n_tokens < 2:
             continue
         needs.append(Need(p, answer_type(p), terms))
     if not needs and q:
-        needs.append(Need(q, answer_type(q), _key_terms(f, q)))
+        needs.append(Need(q, answer_type(q), _key_terms(_asked_about(q), q)))
     return needs
 
 
