@@ -49,6 +49,23 @@ def test_a_test_skipped_in_every_stage_fails_with_each_reason(tmp_path: Path) ->
     assert "test_cross_encoder" not in done.stderr
 
 
+def test_a_module_skipped_whole_counts_as_run_where_its_tests_ran(tmp_path: Path) -> None:
+    # a module-level importorskip shows as one entry with no classname, named after the module
+    main = tmp_path / "stage-1.xml"
+    main.write_text(
+        '<testsuites><testsuite><testcase classname="" name="tests.run.test_ray_engine">'
+        '<skipped message="collection skipped"/></testcase></testsuite></testsuites>'
+    )
+    ray = tmp_path / "stage-2.xml"
+    ray.write_text(
+        '<testsuites><testsuite><testcase classname="tests.run.test_ray_engine" name="test_shards"/>'
+        "</testsuite></testsuites>"
+    )
+    assert _never_ran(main, ray).returncode == 0
+    missing = _never_ran(main)
+    assert missing.returncode == 1 and "::tests.run.test_ray_engine" in missing.stderr
+
+
 def _ci_copy(tmp_path: Path, requirement: str) -> Path:
     """A scratch project whose .ci/run is the real one, with a test extra that pins ``requirement``."""
     project = tmp_path / "project"

@@ -86,7 +86,10 @@ HTML = b"<html><head><title>T</title></head><body><h1>H</h1><p>Towers are tall.<
 def _traces() -> bytes:
     from helpers.otlp import export, rag_trace
 
-    lines = [export(*rag_trace(1, "Q?", ["C."], "A.", ids=["d1"])), export(*rag_trace(2, "塔多高？", ["塔很高。"], "很高。"))]
+    lines = [
+        export(*rag_trace(1, "Q?", ["C."], "A.", ids=["d1"])),
+        export(*rag_trace(2, "塔多高？", ["塔很高。"], "很高。")),
+    ]
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 
@@ -178,12 +181,11 @@ def test_reader_survives_hostile_files(name: str, data: st.DataObject, tmp_path_
     check_outcome(fn, path)
 
 
-@pytest.mark.parametrize("name", sorted(READERS))
+# the seed PDF is a stub with no page: only its damaged forms are of interest
+@pytest.mark.parametrize("name", sorted(set(READERS) - {"document-pdf"}))
 def test_valid_seed_files_read(name: str, tmp_path: Path) -> None:
     """The files the damage starts from are good ones (so the property tests break real input)."""
     suffix, valid, fn = READERS[name]
-    if name == "document-pdf":
-        pytest.skip("the seed PDF is a stub with no page: only its damaged forms are of interest")
     path = tmp_path / f"input{suffix}"
     path.write_bytes(valid())
     result = fn(path)
