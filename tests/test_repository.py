@@ -18,6 +18,7 @@ DEV_FILES = (
     "textbook_dev",
     "textbook_heldout",
     "textbook_final",
+    "textbook_fresh",
     "short_reference_dev",
     "wikieval_dev",
     "news_summaries_constructed",
