@@ -72,6 +72,13 @@ async def test_tiny_random_nli_model(tmp_path: Path) -> None:
     assert v.confidence is not None and 0.0 <= v.confidence <= 1.0
     assert judge.describe()["verifier"]["name"] == "cross-encoder:nli"
     assert "entailment" in v.reason
+    # declared multilingual, it reads the Chinese claims too (the tiny vocabulary reads them as
+    # unknown pieces: the plumbing, not the probability, is what is checked)
+    assert "entail" not in (await judge.claim_features(["长江很长。"], ["长江很长。"]))[0]
+    both = CrossEncoderSupport(folder, languages=("en", "zh"))
+    assert both.describe()["languages"] == ["en", "zh"]
+    zh = await LocalJudge(verifier=both).claim_features(["长江很长。"], ["长江很长。"])
+    assert 0.0 <= zh[0]["entail"] <= 1.0
 
 
 @pytest.mark.skipif(not HAVE_TORCH, reason="needs transformers and torch")

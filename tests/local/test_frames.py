@@ -88,3 +88,20 @@ async def test_the_judge_reads_the_issue_cases_and_says_why() -> None:
     assert right.confidence is not None and right.confidence >= 0.9
     (v,) = await judge.verify_claims(["The museum does not open on Mondays."], [MUSEUM])
     assert v.confidence is not None and v.confidence >= 0.9 and "states it" in v.reason
+
+
+def test_a_close_paraphrase_the_verifier_cannot_read_reads_supported() -> None:
+    """support.close_paraphrase: close in meaning, made of the contexts' words, and no sign of
+    departing from them; any one sign (or the verifier having read the claim) leaves p as it is."""
+    from ragmeter.local.support import PARAPHRASE_FLOOR, after_rules, close_paraphrase
+
+    plain = {"sim_max": 0.85, "word_cov": 0.89, "cov_best": 0.57, "ent_novel": 0.0, "num_missing": 0.0,
+             "neg_flip": 0.0, "antonym": 0.0, "term_swap": 0.0, "num_swap": 0.0, "neg_confirmed": 0.0,
+             "speaker_swap": 0.0, "first_person": 0.0, "frame_conflict": 0.0, "frame_agrees": 0.0}  # fmt: skip
+    assert close_paraphrase(plain) and after_rules(plain, 0.66, False) == PARAPHRASE_FLOOR
+    assert after_rules(plain, 0.66, True) == 0.66  # the verifier read it: its reading decides
+    assert after_rules(plain, 0.9, False) == 0.9  # a floor, not a cap
+    for sign in ("ent_novel", "num_missing", "term_swap", "antonym", "neg_flip", "first_person"):
+        assert not close_paraphrase({**plain, sign: 1.0}), sign
+    assert not close_paraphrase({**plain, "sim_max": 0.75}) and not close_paraphrase({**plain, "word_cov": 0.6})
+    assert after_rules({**plain, "frame_conflict": 1.0}, 0.66, False) == 0.3  # a swap: capped

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
         normalize_rows,
     )
     from ragmeter.local.judge import SUPPORTED_STEPS, LocalJudge
-    from ragmeter.local.verifier import OnnxVerifier, Verifier, default_verifier
+    from ragmeter.local.verifier import ByLanguage, OnnxVerifier, Verifier, default_verifier
 
 # imported on first use: an LLM judge that embeds locally needs the embedder, not the local judge
 __getattr__, __dir__ = lazy_exports(
@@ -50,6 +50,7 @@ __getattr__, __dir__ = lazy_exports(
         "normalize_rows": "ragmeter.local.embedders",
         "SUPPORTED_STEPS": "ragmeter.local.judge",
         "LocalJudge": "ragmeter.local.judge",
+        "ByLanguage": "ragmeter.local.verifier",
         "OnnxVerifier": "ragmeter.local.verifier",
         "Verifier": "ragmeter.local.verifier",
         "default_verifier": "ragmeter.local.verifier",
@@ -58,6 +59,7 @@ __getattr__, __dir__ = lazy_exports(
 
 __all__ = [
     "SUPPORTED_STEPS",
+    "ByLanguage",
     "Calibration",
     "Combiner",
     "CrossEncoderSupport",

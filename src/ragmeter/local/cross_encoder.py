@@ -11,7 +11,8 @@ read from the label whose name contains "entail" (``config.id2label``), or, for 
 cross-encoder, the sigmoid of its score; ``entailment_label`` overrides the choice. It feeds the
 combiner's ``entail`` feature exactly as the packaged verifier's probability does (the combiner's
 weights were fitted to the packaged verifier, so a model with a different calibration shifts the
-support probabilities).
+support probabilities). ``languages``: what the model reads, ``("en",)`` by default; a multilingual
+NLI model given ``languages=("en", "zh")`` also reads the Chinese claims.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.local.verifier import BatchedEntailment, check_batch_size, require_modules
+from ragmeter.local.verifier import BatchedEntailment, check_batch_size, check_languages, require_modules
 
 _INSTALL = "pip install 'ragmeter[nli]'  (transformers and torch)"
 
@@ -38,8 +39,10 @@ class CrossEncoderSupport(BatchedEntailment):
         device: str = "cpu",
         batch_size: int = 16,
         max_length: int = 512,
+        languages: Sequence[str] = ("en",),
     ) -> None:
         self.path = Path(path).expanduser()
+        self.languages = check_languages(languages)
         if not self.path.exists():
             raise ConfigError(f"NLI / cross-encoder model folder {str(self.path)!r} does not exist")
         if not self.path.is_dir():
@@ -130,7 +133,10 @@ class CrossEncoderSupport(BatchedEntailment):
         return out
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "path": str(self.path), "device": self.device}
+        out: dict[str, Any] = {"name": self.name, "path": str(self.path), "device": self.device}
+        if self.languages != {"en"}:
+            out["languages"] = sorted(self.languages)
+        return out
 
     def __repr__(self) -> str:
         return f"CrossEncoderSupport({str(self.path)!r})"

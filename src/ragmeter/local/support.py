@@ -68,7 +68,7 @@ from ragmeter.local.features import (
 )
 from ragmeter.local.frames import FrameReading, context_names, context_norms, lexical, read_frames, verdict
 from ragmeter.local.lexicon import EN_STOPWORDS, ZH_ANTONYMS, ZH_STOPCHARS
-from ragmeter.local.verifier import Verifier
+from ragmeter.local.verifier import Verifier, languages_of
 from ragmeter.statements import ANSWER_LEAD_RE
 from ragmeter.text import is_cjk, split_sentences, tokenize
 
@@ -77,7 +77,8 @@ _FIRST_PERSON_RE = re.compile(
 )
 
 _PRONOUN_SUBJECT_RE = re.compile(
-    r"\s*(?:it|its|he|his|she|her|they|their|them|this|these|those|that|there)\b|\s*[它他她这那]", re.IGNORECASE
+    r"\s*(?:it|its|he|his|she|her|they|their|them|this|these|those|that|there)\b|\s*[它他她这那]",
+    re.IGNORECASE,
 )
 
 SUPPORT_FEATURES: tuple[str, ...] = (
@@ -675,10 +676,14 @@ async def claim_support(
     feats = [support_features(c, ctx, sims[i]) for i, c in enumerate(claims)]
     # a frame swap of common words may be a synonym put in the word's place; names and numbers not
     frame_pairs = [
-        f.frame.swaps if f.frame is not None and f.values["frame_conflict"] and all(map(lexical, f.frame.swaps)) else ()
+        f.frame.swaps
+        if f.frame is not None and f.values["frame_conflict"] and all(map(lexical, f.frame.swaps))
+        else ()
         for f in feats
     ]
-    pairs = list(dict.fromkeys([*(pair for f in feats for pair in f.swaps), *(p for fp in frame_pairs for p in fp)]))
+    pairs = list(
+        dict.fromkeys([*(pair for f in feats for pair in f.swaps), *(p for fp in frame_pairs for p in fp)])
+    )
     if pairs and embed is not None:
         emb = np.asarray(await embed([t for pair in pairs for t in pair]), dtype=np.float64)
         synonym = {pair: float(emb[2 * k] @ emb[2 * k + 1]) >= SWAP_SYNONYM for k, pair in enumerate(pairs)}
@@ -688,13 +693,15 @@ async def claim_support(
                 f.values["frame_conflict"] = 0.0  # a synonym in the sentence's place, not a swap
     if verifier is None:
         return feats
+    chinese = "zh" in languages_of(verifier)
     read: list[int] = []
     for i, (claim, f) in enumerate(zip(claims, feats, strict=True)):
-        if analyze(claim).has_cjk or not f.top:
+        if (analyze(claim).has_cjk and not chinese) or not f.top:
             continue
         if plain is not None and band != (0.0, 1.0) and not band[0] <= plain.probability(f.values) <= band[1]:
             continue
         read.append(i)
+
     def second(i: int) -> list[str]:
         f = feats[i]
         if f.values.get(ENTAIL, 0.0) >= CONFIDENT:
@@ -709,7 +716,7 @@ async def claim_support(
         owners: list[int] = []
         for i in read:
             for premise in premises_of(i):
-                if not analyze(premise).has_cjk:
+                if chinese or not analyze(premise).has_cjk:
                     premises.append(premise)
                     owners.append(i)
         if not premises:
@@ -805,4 +812,36 @@ def after_rules(values: Mapping[str, float], p: float, entail: bool) -> float:
         e = values[ENTAIL]
         floor = ENTAILED_FLOOR + (ENTAILED_FLOOR_TOP - ENTAILED_FLOOR) * (e - CONFIDENT) / (1.0 - CONFIDENT)
         return max(p, floor)
+    if not entail and close_paraphrase(values):
+        return max(p, PARAPHRASE_FLOOR)
     return p
+
+
+#: a claim the verifier did not read that is this close to a context sentence (cosine) ...
+PARAPHRASE_SIM = 0.8
+#: ... with this share of its words (Chinese: characters) in the contexts ...
+PARAPHRASE_COVERAGE = 0.75
+#: ... and no sign that it says otherwise reads at least this (:func:`close_paraphrase`)
+PARAPHRASE_FLOOR = 0.75
+#: the features that say a claim departs from the contexts; any one of them keeps it from reading
+#: as a close paraphrase
+_DEPARTURES = (
+    "frame_conflict", "num_swap", "term_swap", "neg_confirmed", "speaker_swap", "antonym", "neg_flip",
+    "num_missing", "ent_novel", "first_person",
+)  # fmt: skip
+
+
+def close_paraphrase(values: Mapping[str, float]) -> bool:
+    """A claim the verifier does not read (Chinese claims: its vocabulary is English) that restates
+    a context sentence in other words: close in meaning (``sim_max`` >= :data:`PARAPHRASE_SIM`),
+    made of the contexts' words (``word_cov`` >= :data:`PARAPHRASE_COVERAGE`), and with no sign of
+    departing from them: no swapped filler or flip of the frame reading, no number, name or
+    negation of its own, no antonym. The plain combiner reads character-pair coverage, which a
+    paraphrase lowers ("《阿Q正传》是鲁迅写的" against "鲁迅创作了《阿Q正传》": 0.66); the contradictions
+    such a claim could hide are the ones those features look for. The counterpart of the verifier's
+    confident entailment, for the claims it cannot read."""
+    return (
+        values.get("sim_max", 0.0) >= PARAPHRASE_SIM
+        and values.get("word_cov", 0.0) >= PARAPHRASE_COVERAGE
+        and not any(values.get(name, 0.0) > 0 for name in _DEPARTURES)
+    )

@@ -29,6 +29,7 @@ read one pair at a time.
 from __future__ import annotations
 
 import importlib.util
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -52,7 +53,9 @@ _INSTALL = "pip install onnxruntime tokenizers  (both are ragmeter dependencies:
 
 @runtime_checkable
 class Verifier(Protocol):
-    """Entailment probabilities for (premise, hypothesis) pairs."""
+    """Entailment probabilities for (premise, hypothesis) pairs. An optional ``languages``
+    attribute (a set of ``"en"``, ``"zh"``) says what it reads; without it, English only
+    (:func:`languages_of`): the judge gives it no Chinese claim."""
 
     name: str
 
@@ -97,6 +100,19 @@ def require_modules(modules: Sequence[str], what: str, install: str) -> None:
             raise ConfigError(f"{what} needs the {mod} package: {install}")
 
 
+#: the languages the local judge reads
+LANGUAGES = ("en", "zh")
+
+
+def check_languages(languages: Sequence[str]) -> frozenset[str]:
+    """The languages a verifier is declared to read, checked: English ``"en"``, Chinese ``"zh"``."""
+    out = frozenset(languages)
+    unknown = sorted(out - set(LANGUAGES))
+    if not out or unknown:
+        raise ConfigError(f"a verifier's languages must be among {list(LANGUAGES)}, got {list(languages)!r}")
+    return out
+
+
 def check_batch_size(batch_size: int) -> None:
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
@@ -117,7 +133,8 @@ class OnnxVerifier(BatchedEntailment):
     claims a sample and the embedder already keeps both cores busy; measured in docs/performance.md).
     ``batch_size``: pairs per model run (default 1; more only for a model with an
     ``attention_mask`` input and without dynamic quantisation, whose probabilities do not depend on
-    the batch: pairs are then sorted by length and padded per run).
+    the batch: pairs are then sorted by length and padded per run). ``languages``: what the model
+    reads (``("en",)``; a multilingual model: ``("en", "zh")``, and it reads the Chinese claims too).
     """
 
     #: two batches at once, one per core: an onnxruntime session may run in several threads, and
@@ -132,8 +149,10 @@ class OnnxVerifier(BatchedEntailment):
         max_length: int = MAX_LENGTH,
         cache_size: int = CACHE_SIZE,
         threads: int | None = None,
+        languages: Sequence[str] = ("en",),
     ) -> None:
         self.path = packaged_model_dir() if path is None else Path(path).expanduser()
+        self.languages = check_languages(languages)
         for name in ("model.onnx", "tokenizer.json"):
             if not (self.path / name).is_file():
                 raise ConfigError(f"verifier folder {str(self.path)!r} has no {name}")
@@ -242,13 +261,89 @@ class OnnxVerifier(BatchedEntailment):
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "path": "packaged" if self.packaged else str(self.path)}
         out["max_length"] = self.max_length
+        if self.languages != {"en"}:
+            out["languages"] = sorted(self.languages)
         return out
 
     def __repr__(self) -> str:
         return "OnnxVerifier(packaged)" if self.packaged else f"OnnxVerifier({str(self.path)!r})"
 
 
+_CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def languages_of(verifier: Verifier) -> frozenset[str]:
+    """The languages a verifier reads: its ``languages`` attribute, else English only (a user's
+    NLI cross-encoder is English unless it says otherwise)."""
+    return frozenset(getattr(verifier, "languages", ("en",)))
+
+
+def packaged_multilingual_dir() -> Path:
+    """The folder of the packaged English and Chinese verifier (``weights/verifier_e5``)."""
+    return Path(str(resources.files("ragmeter.local").joinpath("weights").joinpath("verifier_e5")))
+
+
+class ByLanguage:
+    """Two verifiers as one: a pair with Chinese on either side goes to ``multilingual``, the others
+    to ``english``. Each keeps its own batching and cache."""
+
+    languages = frozenset({"en", "zh"})
+
+    def __init__(self, english: Verifier, multilingual: Verifier) -> None:
+        self.english = english
+        self.multilingual = multilingual
+        self.name = f"{english.name}+{multilingual.name}"
+
+    def _route(self, premises: Sequence[str], hypotheses: Sequence[str]) -> tuple[list[int], list[int]]:
+        if len(premises) != len(hypotheses):
+            raise ValueError(f"{len(premises)} premises for {len(hypotheses)} hypotheses")
+        zh = [i for i, (p, h) in enumerate(zip(premises, hypotheses, strict=True)) if _CJK_RE.search(p + h)]
+        chosen = set(zh)
+        return [i for i in range(len(premises)) if i not in chosen], zh
+
+    def entailment_sync(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
+        en, zh = self._route(premises, hypotheses)
+        out = [0.0] * len(premises)
+        for idx, model in ((en, self.english), (zh, self.multilingual)):
+            if idx:
+                for i, v in zip(
+                    idx,
+                    model.entailment_sync([premises[i] for i in idx], [hypotheses[i] for i in idx]),
+                    strict=True,
+                ):
+                    out[i] = v
+        return out
+
+    async def entailment(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
+        en, zh = self._route(premises, hypotheses)
+        out = [0.0] * len(premises)
+        for idx, model in ((en, self.english), (zh, self.multilingual)):
+            if idx:
+                got = await model.entailment([premises[i] for i in idx], [hypotheses[i] for i in idx])
+                for i, v in zip(idx, got, strict=True):
+                    out[i] = v
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "english": self.english.describe(),
+            "chinese": self.multilingual.describe(),
+        }
+
+    def __repr__(self) -> str:
+        return f"ByLanguage({self.english!r}, {self.multilingual!r})"
+
+
 @lru_cache(maxsize=1)
-def default_verifier() -> OnnxVerifier:
-    """The packaged verifier, shared by every judge in the process (loaded on first use)."""
-    return OnnxVerifier()
+def default_verifier() -> Verifier:
+    """The packaged verifier, shared by every judge in the process (loaded on first use): MiniLM-L6
+    for English and, for pairs with Chinese, the multilingual e5 verifier (:class:`ByLanguage`)."""
+    english = OnnxVerifier()
+    e5 = packaged_multilingual_dir()
+    if not (e5 / "model.onnx").is_file():
+        return english
+    multilingual = OnnxVerifier(e5, languages=("en", "zh"))
+    multilingual.packaged = True
+    multilingual.name = "verifier:e5-small-l6-int8"
+    return ByLanguage(english, multilingual)
