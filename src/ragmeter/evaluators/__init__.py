@@ -4,7 +4,7 @@
 
     from ragmeter.evaluators import FaithfulnessEvaluator
 
-    ev = FaithfulnessEvaluator(judge="openai:gpt-4o-mini")
+    ev = FaithfulnessEvaluator(llm="openai:gpt-4o-mini")   # or judge=; a LlamaIndex LLM object works too
     r = ev.evaluate(query="...", response="...", contexts=["..."])
     r.passing, r.score, r.feedback
 
@@ -16,23 +16,45 @@ Each evaluator wraps one ragmeter metric; ``aevaluate`` is the one implementatio
 from __future__ import annotations
 
 from ragmeter.evaluators.core import (
+    AnswerRelevancyEvaluator,
     BaseEvaluator,
+    ContextRelevancyEvaluator,
     CorrectnessEvaluator,
     EvaluationResult,
     FaithfulnessEvaluator,
     GuidelineEvaluator,
     PairwiseComparisonEvaluator,
+    QueryResponseEvaluator,
     RelevancyEvaluator,
+    ResponseEvaluator,
     SemanticSimilarityEvaluator,
+)
+from ragmeter.evaluators.retrieval import (
+    BaseRetrievalEvaluator,
+    MultiModalRetrieverEvaluator,
+    RetrievalEvalMode,
+    RetrievalEvalResult,
+    RetrievalMetricResult,
+    RetrieverEvaluator,
 )
 
 __all__ = [
+    "AnswerRelevancyEvaluator",
     "BaseEvaluator",
+    "BaseRetrievalEvaluator",
+    "ContextRelevancyEvaluator",
     "CorrectnessEvaluator",
     "EvaluationResult",
     "FaithfulnessEvaluator",
     "GuidelineEvaluator",
+    "MultiModalRetrieverEvaluator",
     "PairwiseComparisonEvaluator",
+    "QueryResponseEvaluator",
     "RelevancyEvaluator",
+    "ResponseEvaluator",
+    "RetrievalEvalMode",
+    "RetrievalEvalResult",
+    "RetrievalMetricResult",
+    "RetrieverEvaluator",
     "SemanticSimilarityEvaluator",
 ]

@@ -10,7 +10,9 @@ from pydantic import Field
 from ragmeter.dataset.sample import Sample
 from ragmeter.errors import ConfigError, RagmeterError, UnsupportedStepError
 from ragmeter.evaluators.framework import FrameworkEvaluator, FrameworkResult
+from ragmeter.metrics.answer_relevance import AnswerRelevance
 from ragmeter.metrics.base import Metric, Score
+from ragmeter.metrics.context import ContextRelevance
 from ragmeter.metrics.faithfulness import Faithfulness
 from ragmeter.metrics.graded import Correctness, GuidelineAdherence, Pairwise, Relevancy
 from ragmeter.metrics.similarity import SemanticSimilarity
@@ -26,13 +28,19 @@ class EvaluationResult(FrameworkResult):
 
 
 class BaseEvaluator(FrameworkEvaluator):
-    """Wraps one metric. ``judge``: a Judge, a spec string (``"openai:gpt-4o-mini"``) or None (local).
+    """Wraps one metric. ``judge`` (or LlamaIndex's name for it, ``llm``): a Judge, a spec string
+    (``"openai:gpt-4o-mini"``), a LlamaIndex LLM object, or None (the local judge).
 
     With llama-index-core installed this is a ``llama_index.core.evaluation.BaseEvaluator``."""
 
-    def __init__(self, metric: Metric, judge: Any = None, *, threshold: float | None = None) -> None:
+    def __init__(
+        self, metric: Metric, judge: Any = None, *, threshold: float | None = None, llm: Any = None
+    ) -> None:
         from ragmeter.run.runner import resolve_judge
 
+        if judge is not None and llm is not None:
+            raise ConfigError(f"{type(self).__name__}: pass judge= or llm= (the same thing), not both")
+        judge = judge if judge is not None else llm
         self.metric = metric
         #: an evaluator's own passing threshold, which takes precedence over the metric's
         self.threshold = None if threshold is None else float(threshold)
@@ -123,7 +131,9 @@ class BaseEvaluator(FrameworkEvaluator):
             answer, contexts = out.answer, list(out.contexts)
         return await self.aevaluate(query=query, response=answer, contexts=contexts, **kwargs)
 
-    def evaluate_response(self, query: str | None = None, response: Any = None, **kwargs: Any) -> EvaluationResult:
+    def evaluate_response(
+        self, query: str | None = None, response: Any = None, **kwargs: Any
+    ) -> EvaluationResult:
         """Sync form of :meth:`aevaluate_response`."""
         return run_sync(self.aevaluate_response(query, response, **kwargs))
 
@@ -178,8 +188,10 @@ class FaithfulnessEvaluator(BaseEvaluator):
     the share of claims judged supported reaches ``threshold`` (default 1.0: every claim supported,
     as LlamaIndex's YES/NO), so that ``passing`` and the reason ("all 2 claims supported") agree."""
 
-    def __init__(self, judge: Any = None, *, threshold: float = 1.0, lang: str = "auto") -> None:
-        super().__init__(Faithfulness(lang=lang), judge, threshold=threshold)
+    def __init__(
+        self, judge: Any = None, *, threshold: float = 1.0, lang: str = "auto", llm: Any = None
+    ) -> None:
+        super().__init__(Faithfulness(lang=lang), judge, threshold=threshold, llm=llm)
 
     def _passing(self, score: Score) -> bool | None:
         n, supported = score.details.get("n_claims"), score.details.get("n_supported")
@@ -191,15 +203,17 @@ class FaithfulnessEvaluator(BaseEvaluator):
 class RelevancyEvaluator(BaseEvaluator):
     """Is the response, with its contexts, in line with the query? YES (1.0) / NO (0.0)."""
 
-    def __init__(self, judge: Any = None, *, lang: str = "auto") -> None:
-        super().__init__(Relevancy(lang=lang), judge)
+    def __init__(self, judge: Any = None, *, lang: str = "auto", llm: Any = None) -> None:
+        super().__init__(Relevancy(lang=lang), judge, llm=llm)
 
 
 class CorrectnessEvaluator(BaseEvaluator):
     """A 1-5 score of relevance and correctness against the reference; passing at ``score_threshold``."""
 
-    def __init__(self, judge: Any = None, *, score_threshold: float = 4.0, lang: str = "auto") -> None:
-        super().__init__(Correctness(lang=lang), judge, threshold=score_threshold)
+    def __init__(
+        self, judge: Any = None, *, score_threshold: float = 4.0, lang: str = "auto", llm: Any = None
+    ) -> None:
+        super().__init__(Correctness(lang=lang), judge, threshold=score_threshold, llm=llm)
 
     @property
     def score_threshold(self) -> float | None:
@@ -211,17 +225,24 @@ class GuidelineEvaluator(BaseEvaluator):
     """Does the response follow the guidelines? ``passing`` when all do; ``score`` the share that do."""
 
     def __init__(
-        self, judge: Any = None, *, guidelines: Sequence[str] | str | None = None, lang: str = "auto"
+        self,
+        judge: Any = None,
+        *,
+        guidelines: Sequence[str] | str | None = None,
+        lang: str = "auto",
+        llm: Any = None,
     ) -> None:
-        super().__init__(GuidelineAdherence(guidelines=guidelines, lang=lang), judge)
+        super().__init__(GuidelineAdherence(guidelines=guidelines, lang=lang), judge, llm=llm)
 
 
 class PairwiseComparisonEvaluator(BaseEvaluator):
     """Is ``response`` better than ``second_response``? ``score`` 1.0 / 0.0 / 0.5 (tie, also when the
     verdict flips with the order); ``pairwise_source`` says which order was consistent."""
 
-    def __init__(self, judge: Any = None, *, criteria: str | None = None, lang: str = "auto") -> None:
-        super().__init__(Pairwise(criteria=criteria, lang=lang), judge)
+    def __init__(
+        self, judge: Any = None, *, criteria: str | None = None, lang: str = "auto", llm: Any = None
+    ) -> None:
+        super().__init__(Pairwise(criteria=criteria, lang=lang), judge, llm=llm)
 
     async def aevaluate(
         self,
@@ -256,5 +277,40 @@ class PairwiseComparisonEvaluator(BaseEvaluator):
 class SemanticSimilarityEvaluator(BaseEvaluator):
     """Cosine similarity of response and reference embeddings; passing at ``similarity_threshold``."""
 
-    def __init__(self, judge: Any = None, *, similarity_threshold: float = 0.8) -> None:
-        super().__init__(SemanticSimilarity(threshold=similarity_threshold), judge)
+    def __init__(self, judge: Any = None, *, similarity_threshold: float = 0.8, llm: Any = None) -> None:
+        super().__init__(SemanticSimilarity(threshold=similarity_threshold), judge, llm=llm)
+
+
+class AnswerRelevancyEvaluator(BaseEvaluator):
+    """Does the response address the query (the contexts are not read)? ``score`` in [0, 1], as
+    LlamaIndex's (its 0-2 points divided by 2); ragmeter's ``answer_relevance`` metric gives it: the
+    Ragas way with an LLM judge, the query's information needs with the local one (docs/metrics.md).
+    ``passing`` only with a ``threshold`` (LlamaIndex's evaluator sets none)."""
+
+    def __init__(
+        self, judge: Any = None, *, threshold: float | None = None, lang: str = "auto", llm: Any = None
+    ) -> None:
+        super().__init__(AnswerRelevance(lang=lang), judge, threshold=threshold, llm=llm)
+
+    def _passing(self, score: Score) -> bool | None:
+        return None if self.threshold is None else super()._passing(score)
+
+
+class ContextRelevancyEvaluator(BaseEvaluator):
+    """Are the retrieved contexts relevant to the query (the response is not read)? ``score`` in
+    [0, 1], as LlamaIndex's (its 0-4 points divided by 4); ragmeter's ``context_relevance`` metric
+    gives it: the share of context sentences needed to answer the query. ``passing`` only with a
+    ``threshold`` (LlamaIndex's evaluator sets none)."""
+
+    def __init__(
+        self, judge: Any = None, *, threshold: float | None = None, lang: str = "auto", llm: Any = None
+    ) -> None:
+        super().__init__(ContextRelevance(lang=lang), judge, threshold=threshold, llm=llm)
+
+    def _passing(self, score: Score) -> bool | None:
+        return None if self.threshold is None else super()._passing(score)
+
+
+#: LlamaIndex's older names, the same classes there too
+QueryResponseEvaluator = RelevancyEvaluator
+ResponseEvaluator = FaithfulnessEvaluator

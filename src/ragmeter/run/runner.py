@@ -39,8 +39,9 @@ RUN_FORMAT_VERSION = 1
 
 
 def resolve_judge(judge: Any) -> Judge:
-    """A Judge instance, a spec string ("openai:gpt-4o-mini"), None for the local judge, or a
-    recipe dict (see :func:`ragmeter.judges.factory.make_judge_from_recipe`)."""
+    """A Judge instance, a spec string ("openai:gpt-4o-mini"), None for the local judge, a recipe
+    dict (see :func:`ragmeter.judges.factory.make_judge_from_recipe`), or a LlamaIndex LLM object
+    (:mod:`ragmeter.judges.providers.llama_index_llm`)."""
     if judge is None or isinstance(judge, str):
         from ragmeter.judges.factory import make_judge
 
@@ -51,7 +52,13 @@ def resolve_judge(judge: Any) -> Judge:
         return make_judge_from_recipe(judge)
     if callable(getattr(judge, "supports", None)) and isinstance(getattr(judge, "name", None), str):
         return judge  # type: ignore[no-any-return]
-    raise ConfigError(f"not a judge: {judge!r}; pass a Judge, a spec such as 'openai:gpt-4o-mini', or None")
+    from ragmeter.judges.providers.llama_index_llm import is_llama_index_llm, judge_from_llama_index_llm
+
+    if is_llama_index_llm(judge):
+        return judge_from_llama_index_llm(judge)  # type: ignore[no-any-return]
+    raise ConfigError(
+        f"not a judge: {judge!r}; pass a Judge, a spec such as 'openai:gpt-4o-mini', a LlamaIndex LLM, or None"
+    )
 
 
 #: how to name an LLM judge, in the Python API's terms and the CLI's
@@ -187,7 +194,9 @@ async def aevaluate(
             store.set_status(run_id, "running")
         else:
             # with a store, what the stream remembers of earlier rows goes to a temporary file too
-            stream = SampleStream(data, mapping=mapping, limit=config.limit, seen=SpilledSeen() if store else None)
+            stream = SampleStream(
+                data, mapping=mapping, limit=config.limit, seen=SpilledSeen() if store else None
+            )
             extra_meta = dict(meta or {})
             if isinstance(judge, Mapping):  # a recipe rebuilds the judge for --resume and Ray workers
                 extra_meta.setdefault("judge_recipe", dict(judge))

@@ -1,0 +1,208 @@
+"""The names of LlamaIndex's evaluation module in ragmeter.evaluators, in LlamaIndex's shape: the
+relevancy evaluators and the old aliases, ``llm=`` (a judge spec, a Judge or a LlamaIndex LLM
+object), and the retrieval evaluators on ragmeter's retrieval measures."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import ragmeter.evaluators as evaluators
+from helpers.server import default_responder
+from ragmeter.errors import ConfigError
+from ragmeter.evaluators import (
+    AnswerRelevancyEvaluator,
+    ContextRelevancyEvaluator,
+    FaithfulnessEvaluator,
+    MultiModalRetrieverEvaluator,
+    QueryResponseEvaluator,
+    RelevancyEvaluator,
+    ResponseEvaluator,
+    RetrieverEvaluator,
+)
+from ragmeter.retrieval import measures
+
+CONTEXTS = [
+    "The Eiffel Tower was built between 1887 and 1889 for the World's Fair in Paris.",
+    "It is about 330 metres tall including its antennas.",
+]
+
+
+def test_the_module_names_are_importable() -> None:
+    for name in (
+        "AnswerRelevancyEvaluator", "ContextRelevancyEvaluator", "CorrectnessEvaluator", "FaithfulnessEvaluator",
+        "GuidelineEvaluator", "PairwiseComparisonEvaluator", "RelevancyEvaluator", "SemanticSimilarityEvaluator",
+        "QueryResponseEvaluator", "ResponseEvaluator", "BaseEvaluator", "EvaluationResult", "RetrieverEvaluator",
+        "BaseRetrievalEvaluator", "MultiModalRetrieverEvaluator", "RetrievalEvalResult", "RetrievalEvalMode",
+        "RetrievalMetricResult",
+    ):  # fmt: skip
+        assert name in evaluators.__all__ and getattr(evaluators, name) is not None, name
+    # LlamaIndex's older names are the same classes there, and here
+    assert QueryResponseEvaluator is RelevancyEvaluator and ResponseEvaluator is FaithfulnessEvaluator
+
+
+def test_answer_and_context_relevancy_with_the_local_judge() -> None:
+    ev = AnswerRelevancyEvaluator()
+    on = ev.evaluate(
+        query="How tall is the Eiffel Tower?", response="The Eiffel Tower is about 330 metres tall."
+    )
+    off = ev.evaluate(query="How tall is the Eiffel Tower?", response="Bananas are rich in potassium.")
+    assert on.score is not None and off.score is not None and on.score > off.score
+    assert 0.0 <= off.score <= 1.0 and on.passing is None  # LlamaIndex's evaluator sets no passing
+    assert (
+        AnswerRelevancyEvaluator(threshold=0.5)
+        .evaluate(
+            query="How tall is the Eiffel Tower?", response="The Eiffel Tower is about 330 metres tall."
+        )
+        .passing
+    )
+    ctx = ContextRelevancyEvaluator()
+    good = ctx.evaluate(query="How tall is the Eiffel Tower?", contexts=CONTEXTS)
+    bad = ctx.evaluate(query="How tall is the Eiffel Tower?", contexts=["Bananas are rich in potassium."])
+    assert good.score is not None and bad.score is not None and good.score > bad.score
+    missing = ctx.evaluate(query="How tall is the Eiffel Tower?")
+    assert missing.invalid_result and "missing contexts" in (missing.invalid_reason or "")
+
+
+def test_judge_and_llm_are_one_argument() -> None:
+    with pytest.raises(ConfigError, match="not both"):
+        FaithfulnessEvaluator(judge="local", llm="local")
+    assert FaithfulnessEvaluator(llm=None).judge.name == FaithfulnessEvaluator().judge.name
+
+
+def _scripted_llama_llm() -> Any:
+    """A LlamaIndex LLM (a real ``CustomLLM``) whose replies come from the tests' scripted responder."""
+    from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, LLMMetadata
+    from llama_index.core.llms import CustomLLM
+
+    class Scripted(CustomLLM):
+        calls: int = 0
+
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(model_name="scripted-llama")
+
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+            raise NotImplementedError
+
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+        async def achat(self, messages: Any, **kwargs: Any) -> ChatResponse:
+            self.calls += 1
+            body = {"messages": [{"role": str(m.role.value), "content": m.content} for m in messages]}
+            text = default_responder(body)
+            return ChatResponse(message=ChatMessage(role="assistant", content=text), raw={"usage": {
+                "prompt_tokens": 100, "completion_tokens": len(text) // 4}})  # fmt: skip
+
+    return Scripted()
+
+
+def test_a_llama_index_llm_object_is_the_judge() -> None:
+    pytest.importorskip("llama_index.core")
+    llm = _scripted_llama_llm()
+    ev = FaithfulnessEvaluator(llm=llm)
+    assert ev.judge.name == "llama-index:scripted-llama"
+    good = ev.evaluate(
+        query="When was the Eiffel Tower built?",
+        response="The Eiffel Tower was built between 1887 and 1889.",
+        contexts=CONTEXTS,
+    )
+    bad = ev.evaluate(
+        query="When was the Eiffel Tower built?",
+        response="The Eiffel Tower was painted green by Picasso.",
+        contexts=CONTEXTS,
+    )
+    assert not good.invalid_result and good.passing and good.score == 1.0, good.feedback
+    assert not bad.passing and bad.score == 0.0
+    assert llm.calls >= 4  # claims and verdicts of each answer, through llm.achat
+    usage = ev.judge.client.usage  # the LLM's own token counts (100 a prompt), not an estimate
+    assert usage.requests == llm.calls and usage.prompt_tokens == 100 * llm.calls
+    with pytest.raises(ConfigError, match="LlamaIndex LLM"):
+        FaithfulnessEvaluator(llm=object())
+
+
+# -- retrieval ----------------------------------------------------------------------------------
+
+RANKINGS = {
+    "q1": (["d3", "d1", "d9"], ["d1", "d2"]),
+    "q2": (["d5", "d5", "d4"], ["d4"]),  # a repeated id counts once, at its first rank
+    "q3": (["d7"], ["d8", "d6", "d2"]),  # nothing relevant retrieved; fewer retrieved than relevant
+}
+
+
+def _retriever(query: str) -> list[dict[str, str]]:
+    return [{"id": d, "text": f"text of {d}"} for d in RANKINGS[query][0]]
+
+
+def test_retriever_evaluator_equals_the_retrieval_measures() -> None:
+    names = ["hit_rate", "mrr", "precision", "recall", "ap", "ndcg"]
+    ev = RetrieverEvaluator.from_metric_names(names, retriever=_retriever)
+    fns = {"hit_rate": measures.hit_rate, "mrr": measures.reciprocal_rank, "precision": measures.precision,
+           "recall": measures.recall, "ap": measures.average_precision, "ndcg": measures.ndcg}  # fmt: skip
+    for query, (ranking, expected) in RANKINGS.items():
+        result = ev.evaluate(query=query, expected_ids=expected)
+        qrels = {d: 1.0 for d in expected}
+        assert result.metric_vals_dict == {n: pytest.approx(fns[n](ranking, qrels)) for n in names}
+        assert result.retrieved_ids == ranking and result.retrieved_texts[0] == f"text of {ranking[0]}"
+    r1 = ev.evaluate(query="q1", expected_ids=["d1", "d2"])
+    assert r1.metric_vals_dict["mrr"] == 0.5 and r1.metric_vals_dict["precision"] == pytest.approx(1 / 3)
+    assert "Metrics:" in str(r1)
+    with pytest.raises(ValueError, match="expected ids"):
+        ev.evaluate(query="q1", expected_ids=[])
+    with pytest.raises(ConfigError, match="unknown retrieval metric"):
+        RetrieverEvaluator.from_metric_names(["hit_rate", "f1"], retriever=_retriever)
+
+
+async def test_retriever_evaluator_over_a_dataset() -> None:
+    ev = RetrieverEvaluator.from_metric_names(["hit_rate", "mrr"], retriever=_retriever)
+    dataset = {"queries": {q: q for q in RANKINGS}, "relevant_docs": {q: e for q, (_, e) in RANKINGS.items()}}
+    results = await ev.aevaluate_dataset(dataset, workers=2)
+    assert [r.query for r in results] == list(RANKINGS)
+    assert [r.metric_vals_dict["hit_rate"] for r in results] == [1.0, 1.0, 0.0]
+    with pytest.raises(ConfigError, match="relevant_docs"):
+        await ev.aevaluate_dataset({"queries": {"q1": "q1"}, "relevant_docs": {}})
+
+
+def test_retriever_evaluator_with_a_llama_index_index_and_dataset() -> None:
+    pytest.importorskip("llama_index.core")
+    from integrations.corpus import chunks
+    from integrations.frameworks import llamaindex_index
+
+    index = llamaindex_index()
+    ids = [cid for cid, _ in chunks()]
+    ev = RetrieverEvaluator.from_metric_names(
+        ["hit_rate", "mrr", "ndcg"], retriever=index.as_retriever(similarity_top_k=3)
+    )
+    text = dict(chunks())[ids[0]]
+    result = ev.evaluate(query=text, expected_ids=[ids[0]])
+    assert type(result).__module__.startswith("llama_index")  # LlamaIndex's own result class
+    assert result.retrieved_ids[0] == ids[0] and result.metric_vals_dict["mrr"] == 1.0
+    try:  # llama-index-core 0.12; 0.14 moved it out of core (an object with the same fields here)
+        from llama_index.core.evaluation import EmbeddingQAFinetuneDataset
+    except ImportError:
+        from types import SimpleNamespace as EmbeddingQAFinetuneDataset  # type: ignore[assignment]
+    ds = EmbeddingQAFinetuneDataset(
+        queries={"a": text}, corpus={cid: t for cid, t in chunks()}, relevant_docs={"a": [ids[0]]}
+    )
+    from ragmeter.run.sync import run_sync
+
+    (r,) = run_sync(ev.aevaluate_dataset(ds))
+    assert r.metric_vals_dict == result.metric_vals_dict
+
+
+def test_multimodal_retriever_keeps_text_and_image_nodes_apart() -> None:
+    items = [
+        {"id": "t1", "text": "a caption"},
+        {"id": "i1", "text": "", "image_path": "figs/tower.png"},
+        {"id": "t2", "text": "more text"},
+        {"id": "i2", "text": "", "image_url": "https://example.org/p.jpg"},
+    ]
+    ev = MultiModalRetrieverEvaluator.from_metric_names(["hit_rate", "mrr"], retriever=lambda q: items)
+    text = ev.evaluate(query="q", expected_ids=["t2"], mode="text")
+    image = ev.evaluate(query="q", expected_ids=["i2"], mode="image")
+    assert text.retrieved_ids == ["t1", "t2"] and text.metric_vals_dict["mrr"] == 0.5
+    assert image.retrieved_ids == ["i1", "i2"] and image.metric_vals_dict["mrr"] == 0.5
+    assert json.loads(json.dumps(image.metric_vals_dict)) == {"hit_rate": 1.0, "mrr": 0.5}
