@@ -206,3 +206,90 @@ def test_multimodal_retriever_keeps_text_and_image_nodes_apart() -> None:
     assert text.retrieved_ids == ["t1", "t2"] and text.metric_vals_dict["mrr"] == 0.5
     assert image.retrieved_ids == ["i1", "i2"] and image.metric_vals_dict["mrr"] == 0.5
     assert json.loads(json.dumps(image.metric_vals_dict)) == {"hit_rate": 1.0, "mrr": 0.5}
+
+
+# -- BatchEvalRunner ----------------------------------------------------------------------------
+
+QUERIES = ["How tall is the Eiffel Tower?", "When was the Eiffel Tower built?", "What is the tower made of?"]
+ANSWERS = [
+    "The Eiffel Tower is about 330 metres tall.",
+    "It was built between 1887 and 1889.",
+    "The tower is made of concrete and glass.",
+]
+
+
+def test_batch_runner_equals_ragmeter_evaluate_and_records_the_run(tmp_path: Any) -> None:
+    import ragmeter
+    from ragmeter.evaluators import BatchEvalRunner
+
+    runner = BatchEvalRunner(
+        {"faithfulness": FaithfulnessEvaluator(), "answer_relevancy": AnswerRelevancyEvaluator()},
+        workers=4,
+        out=tmp_path / "runs",
+    )
+    results = runner.evaluate_response_strs(
+        queries=QUERIES, response_strs=ANSWERS, contexts_list=[CONTEXTS] * 3
+    )
+    assert set(results) == {"faithfulness", "answer_relevancy"} and all(len(v) == 3 for v in results.values())
+    direct = ragmeter.evaluate(
+        [{"question": q, "answer": a, "contexts": CONTEXTS} for q, a in zip(QUERIES, ANSWERS, strict=True)],
+        ["faithfulness", "answer_relevance"],
+        progress=False,
+    )
+    assert [r.score for r in results["faithfulness"]] == pytest.approx(
+        [s.value for s in direct.scores("faithfulness")]  # type: ignore[union-attr]
+    )
+    assert [r.score for r in results["answer_relevancy"]] == pytest.approx(
+        [s.value for s in direct.scores("answer_relevance")]  # type: ignore[union-attr]
+    )
+    assert [r.passing for r in results["faithfulness"]] == [
+        r.details["n_supported"] == r.details["n_claims"] for r in results["faithfulness"]
+    ]
+    assert not results["faithfulness"][2].passing  # concrete and glass: not in the contexts
+    assert results["faithfulness"][1].query == QUERIES[1] and results["faithfulness"][1].contexts == CONTEXTS
+    (run,) = runner.runs  # both evaluators share the local judge: one run, in the store
+    stored = ragmeter.Result.from_store(tmp_path / "runs", run.run_id)
+    assert stored.n_samples == 3 and set(stored.metric_names) == {"faithfulness", "answer_relevance"}
+
+
+def test_batch_runner_keyword_lists_and_missing_inputs() -> None:
+    from ragmeter.evaluators import BatchEvalRunner, SemanticSimilarityEvaluator
+
+    runner = BatchEvalRunner(
+        {"similarity": SemanticSimilarityEvaluator(), "faithfulness": FaithfulnessEvaluator()}
+    )
+    refs = ["It is 330 metres tall.", "Between 1887 and 1889.", "It is made of wrought iron."]
+    results = runner.evaluate_response_strs(queries=QUERIES, response_strs=ANSWERS, reference=refs)
+    assert all(r.score is not None for r in results["similarity"])
+    # no contexts were given: faithfulness says so for every query, nothing is dropped
+    assert [r.invalid_result for r in results["faithfulness"]] == [True] * 3
+    assert "missing contexts" in (results["faithfulness"][0].invalid_reason or "")
+    nested = runner.evaluate_response_strs(
+        queries=QUERIES, response_strs=ANSWERS, similarity={"reference": refs}
+    )
+    assert [r.score for r in nested["similarity"]] == [r.score for r in results["similarity"]]
+    with pytest.raises(ConfigError, match="same length"):
+        runner.evaluate_response_strs(queries=QUERIES, response_strs=ANSWERS[:2])
+    with pytest.raises(ConfigError, match="one value per query"):
+        runner.evaluate_response_strs(queries=QUERIES, response_strs=ANSWERS, reference=refs[:1])
+    with pytest.raises(ConfigError, match="not a ragmeter evaluator"):
+        BatchEvalRunner({"x": object()})  # type: ignore[dict-item]
+
+
+def test_batch_runner_over_a_llama_index_query_engine() -> None:
+    pytest.importorskip("llama_index.core")
+    from integrations.frameworks import BOOM, llamaindex_index, llamaindex_query_engine
+    from ragmeter.evaluators import BatchEvalRunner
+
+    engine = llamaindex_query_engine(llamaindex_index())
+    runner = BatchEvalRunner(
+        {"faithfulness": FaithfulnessEvaluator(), "context_relevancy": ContextRelevancyEvaluator()}, workers=2
+    )
+    queries = ["How tall is the Eiffel Tower?", f"{BOOM}: what then?", "Who designed the Eiffel Tower?"]
+    results = runner.evaluate_queries(engine, queries=queries)
+    ctx = results["context_relevancy"]
+    assert [r.query for r in ctx] == queries
+    assert ctx[0].contexts and ctx[0].score is not None and not ctx[0].invalid_result
+    # the engine failed on the second query: an invalid result that says so, the others scored
+    assert ctx[1].invalid_result and "the vector store is down" in (ctx[1].invalid_reason or "")
+    assert results["faithfulness"][1].invalid_result and not ctx[2].invalid_result

@@ -15,6 +15,7 @@ Each evaluator wraps one ragmeter metric; ``aevaluate`` is the one implementatio
 
 from __future__ import annotations
 
+from ragmeter.evaluators.batch import BatchEvalRunner
 from ragmeter.evaluators.core import (
     AnswerRelevancyEvaluator,
     BaseEvaluator,
@@ -42,6 +43,7 @@ __all__ = [
     "AnswerRelevancyEvaluator",
     "BaseEvaluator",
     "BaseRetrievalEvaluator",
+    "BatchEvalRunner",
     "ContextRelevancyEvaluator",
     "CorrectnessEvaluator",
     "EvaluationResult",

@@ -117,7 +117,11 @@ class BaseEvaluator(FrameworkEvaluator):
                 score = await self.metric.score(sample, self.judge)
             except RagmeterError as e:
                 score = Score.invalid(type(e).__name__, str(e), raw=getattr(e, "raw", None))
-        return self._result(sample, score, query, contexts, response)
+        return self._finish(self._result(sample, score, query, contexts, response))
+
+    def _finish(self, result: EvaluationResult) -> EvaluationResult:
+        """The evaluator's last word on a result (the batch runner's results pass here too)."""
+        return result
 
     async def aevaluate_response(
         self, query: str | None = None, response: Any = None, **kwargs: Any
@@ -256,7 +260,9 @@ class PairwiseComparisonEvaluator(BaseEvaluator):
         meta = dict(kwargs.pop("metadata", {}) or {})
         if second_response is not None:
             meta["answer_b"] = second_response
-        result = await super().aevaluate(query, response, contexts, reference, metadata=meta, **kwargs)
+        return await super().aevaluate(query, response, contexts, reference, metadata=meta, **kwargs)
+
+    def _finish(self, result: EvaluationResult) -> EvaluationResult:
         if result.invalid_result:
             return result
         source = "position_bias: inconsistent" if result.details.get("position_bias") else "both orders agree"
