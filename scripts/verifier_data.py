@@ -283,3 +283,92 @@ def composition(pairs: list[Pair]) -> dict[str, dict[str, int]]:
     total = Counter(p.source for p in pairs)
     pos = Counter(p.source for p in pairs if p.entail)
     return {s: {"pairs": total[s], "entailed": pos[s]} for s in sorted(total)}
+
+
+# -- Chinese and cross-lingual pairs (the multilingual verifier) ---------------------------------
+#
+# Premises: the graded Chinese sentences of the PyPI package ``hsk-sentences-audio`` (dataset
+# CC BY-SA 4.0), each segmented into words and translated into English. From two sentences of one
+# topic, A and B, read together as the premise "A B":
+#
+# - entailed: A copied; A's English translation (a cross-lingual paraphrase, and the other way
+#   round: the English premise, the Chinese A);
+# - not entailed: A with a word of B in the place of one of its words (a filler from the same
+#   context, the in-context swap), A with its negation removed or a number changed, and the
+#   translation of a third sentence of the topic (a statement the premise does not make).
+
+_ZH_FUNCTION_WORDS = frozenset(
+    "的 了 是 在 和 与 也 就 都 很 吗 呢 吧 啊 着 过 把 被 从 到 对 给 让 这 那 这个 那个 一个 我 你 他 她 它 我们 你们 他们 "
+    "她们 不 没 没有 别 要 会 能 可以 有 还 又 再 才 只 得 地".split()
+)
+_ZH_NUM_RE = re.compile(r"\d+|[一二两三四五六七八九十百千万]+")
+_ZH_NEG_RE = re.compile(r"不|没有|没")
+_ZH_NUMBERS = "一二三四五六七八九十"
+
+
+def _content_words(tokens: list[str]) -> list[int]:
+    return [
+        i
+        for i, w in enumerate(tokens)
+        if len(w) >= 2 and w not in _ZH_FUNCTION_WORDS and not _ZH_NUM_RE.fullmatch(w)
+    ]
+
+
+def chinese_pairs(sentences: list[dict[str, object]], rng: random.Random) -> list[Pair]:
+    """Pairs from the ``hsk-sentences-audio`` records (``chinese``, ``translation.en``, ``tokens``,
+    ``topic``; statements only): about five per sentence, as in the comment above."""
+    rows = [
+        s
+        for s in sentences
+        if s.get("sentence_type") == "statement"
+        and isinstance(s.get("translation"), dict)
+        and s.get("tokens")
+    ]
+    by_topic: dict[str, list[dict[str, object]]] = {}
+    for s in rows:
+        by_topic.setdefault(str(s.get("topic", "")), []).append(s)
+    out: list[Pair] = []
+    for topic in sorted(by_topic):
+        group = by_topic[topic]
+        if len(group) < 3:
+            continue
+        for a in group:
+            b, c = rng.sample([s for s in group if s is not a], 2)
+            zh_a, zh_b = str(a["chinese"]), str(b["chinese"])
+            en_a = str(a["translation"]["en"])  # type: ignore[index]
+            en_b = str(b["translation"]["en"])  # type: ignore[index]
+            en_c = str(c["translation"]["en"])  # type: ignore[index]
+            words_a = [str(t["word"]) for t in a["tokens"]]  # type: ignore[union-attr]
+            words_b = [str(t["word"]) for t in b["tokens"]]  # type: ignore[union-attr]
+            premise = f"{zh_a}{zh_b}" if rng.random() < 0.5 else f"{zh_b}{zh_a}"
+            made: list[tuple[str, str, int, str]] = [
+                (premise, zh_a, 1, "zh_copy"),
+                (premise, en_a, 1, "zh_en_translation"),
+                (f"{en_a} {en_b}", zh_a, 1, "en_zh_translation"),
+                (premise, en_c, 0, "zh_en_other"),
+            ]
+            mine, theirs = (
+                _content_words(words_a),
+                [w for i, w in enumerate(words_b) if i in _content_words(words_b)],
+            )
+            theirs = [w for w in theirs if w not in zh_a]
+            if mine and theirs:
+                i = rng.choice(mine)
+                swapped = "".join([*words_a[:i], rng.choice(theirs), *words_a[i + 1 :]])
+                if swapped != zh_a:
+                    made.append((premise, swapped, 0, "zh_swap_in_context"))
+            if _ZH_NEG_RE.search(zh_a):
+                flipped = _ZH_NEG_RE.sub("", zh_a, count=1)
+                if len(flipped) >= 3:
+                    made.append((premise, flipped, 0, "zh_negation_removed"))
+            m = _ZH_NUM_RE.search(zh_a)
+            if m:
+                old = m.group(0)
+                new = (
+                    str(int(old) + rng.randint(1, 9))
+                    if old.isdigit()
+                    else rng.choice([d for d in _ZH_NUMBERS if d != old[0]]) + old[1:]
+                )
+                made.append((premise, zh_a[: m.start()] + new + zh_a[m.end() :], 0, "zh_number"))
+            out.extend(Pair(p, h, y, f"synthetic_{src}", zh_a) for p, h, y, src in made)
+    return out

@@ -750,9 +750,10 @@ def contradiction_confirmed(values: Mapping[str, float]) -> bool:
     number the contexts give another value in the same slot (``num_swap``), a negation the
     aligned clause lacks (or has) with most of the claim's terms in that clause
     (``neg_confirmed``), an antonym of the aligned sentence's word (``antonym``), words a premise
-    sentence reports from another named speaker (``speaker_swap``), or, unless the
-    verifier entails the claim confidently, a few characters of an otherwise copied sentence
-    replaced by ones the contexts lack (``term_swap``, Chinese claims)."""
+    sentence reports from another named speaker (``speaker_swap``), or a few characters of an
+    otherwise copied sentence replaced by ones the contexts lack (``term_swap``, Chinese claims;
+    whatever a verifier says: a Chinese-capable one entailed such copies with a name changed,
+    "……是土星。" against "……是木星。", docs/local-judge.md, "Chinese")."""
     if (
         values.get("frame_conflict", 0.0) > 0
         or values.get("num_swap", 0.0) > 0
@@ -765,11 +766,7 @@ def contradiction_confirmed(values: Mapping[str, float]) -> bool:
         values.get("neg_confirmed", 0.0) > 0 or values.get("antonym", 0.0) > 0
     ):
         return True
-    return (
-        values.get("term_swap", 0.0) > 0
-        and values.get(ENTAIL, 0.0) < CONFIDENT
-        and values.get("frame_agrees", 0.0) == 0
-    )
+    return values.get("term_swap", 0.0) > 0 and values.get("frame_agrees", 0.0) == 0
 
 
 def entailed_confidently(values: Mapping[str, float]) -> bool:

@@ -335,15 +335,22 @@ class ByLanguage:
         return f"ByLanguage({self.english!r}, {self.multilingual!r})"
 
 
-@lru_cache(maxsize=1)
-def default_verifier() -> Verifier:
-    """The packaged verifier, shared by every judge in the process (loaded on first use): MiniLM-L6
-    for English and, for pairs with Chinese, the multilingual e5 verifier (:class:`ByLanguage`)."""
-    english = OnnxVerifier()
+def packaged_verifier(*, cache_size: int = CACHE_SIZE) -> Verifier:
+    """The packaged verifiers as one: MiniLM-L6 for English and, for pairs with Chinese, the
+    multilingual e5 verifier (:class:`ByLanguage`); MiniLM alone where the e5 model is not
+    installed."""
+    english = OnnxVerifier(cache_size=cache_size)
     e5 = packaged_multilingual_dir()
     if not (e5 / "model.onnx").is_file():
         return english
-    multilingual = OnnxVerifier(e5, languages=("en", "zh"))
+    multilingual = OnnxVerifier(e5, cache_size=cache_size, languages=("en", "zh"))
     multilingual.packaged = True
     multilingual.name = "verifier:e5-small-l6-int8"
     return ByLanguage(english, multilingual)
+
+
+@lru_cache(maxsize=1)
+def default_verifier() -> Verifier:
+    """The packaged verifier (:func:`packaged_verifier`), shared by every judge in the process
+    (loaded on first use)."""
+    return packaged_verifier()
