@@ -5,6 +5,7 @@ object), and the retrieval evaluators on ragmeter's retrieval measures."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -293,3 +294,47 @@ def test_batch_runner_over_a_llama_index_query_engine() -> None:
     # the engine failed on the second query: an invalid result that says so, the others scored
     assert ctx[1].invalid_result and "the vector store is down" in (ctx[1].invalid_reason or "")
     assert results["faithfulness"][1].invalid_result and not ctx[2].invalid_result
+
+
+# -- RagDatasetGenerator and LabelledRagDataset -------------------------------------------------
+
+
+def test_rag_dataset_generator_offline_file_round_trip(tmp_path: Any) -> None:
+    import ragmeter
+    from ragmeter.evaluators import LabelledRagDataset, RagDatasetGenerator
+
+    docs = Path(__file__).resolve().parents[2] / "examples" / "docs"
+    with pytest.warns(UserWarning, match="no llm given"):
+        ds = RagDatasetGenerator.from_documents(docs, num_questions_per_chunk=2).generate_dataset_from_nodes()
+    assert len(ds.examples) >= 4
+    first = ds.examples[0]
+    assert first.query and first.reference_answer and first.reference_contexts
+    assert first.reference_answer in first.reference_contexts[0]  # the blanked span, from its chunk
+    path = tmp_path / "rag_dataset.json"
+    ds.save_json(str(path))
+    again = LabelledRagDataset.from_json(str(path))
+    assert [e.query for e in again.examples] == [e.query for e in ds.examples]
+    loaded = ragmeter.load_dataset(str(path))  # a LabelledRagDataset file is data ragmeter reads
+    assert [s.question for s in loaded] == [e.query for e in ds.examples]
+    assert [s.reference for s in loaded] == [e.reference_answer for e in ds.examples]
+    frame = ds.to_pandas()
+    assert list(frame["query"]) == [e.query for e in ds.examples]
+
+
+def test_rag_dataset_generator_keeps_nodes_whole_and_refuses_templates() -> None:
+    from ragmeter.evaluators import RagDatasetGenerator
+
+    class Node:  # the shape of a LlamaIndex TextNode: text and node_id
+        def __init__(self, node_id: str, text: str) -> None:
+            self.node_id, self.text, self.metadata = node_id, text, {}
+
+    text = "The Eiffel Tower was completed in 1889. " * 40  # longer than a default chunk
+    gen = RagDatasetGenerator([Node("n1", text)], num_questions_per_chunk=1)
+    with pytest.warns(UserWarning):
+        ds = gen.generate_questions_from_nodes()
+    assert gen.stats.n_chunks == 1  # the node is one chunk, as LlamaIndex asks each node
+    assert all(e.reference_answer == "" for e in ds.examples)  # questions only
+    with pytest.raises(ConfigError, match="question_gen_query not supported"):
+        RagDatasetGenerator([Node("n1", text)], question_gen_query="Write quiz questions.")
+    with pytest.raises(ConfigError, match="no document left"):
+        RagDatasetGenerator.from_documents([Node("n1", text)], required_keywords=["Colosseum"])

@@ -30,6 +30,14 @@ from ragmeter.evaluators.core import (
     ResponseEvaluator,
     SemanticSimilarityEvaluator,
 )
+from ragmeter.evaluators.rag_dataset import (
+    CreatedBy,
+    CreatedByType,
+    LabelledRagDataExample,
+    LabelledRagDataset,
+    RagDatasetGenerator,
+    RagExamplePrediction,
+)
 from ragmeter.evaluators.retrieval import (
     BaseRetrievalEvaluator,
     MultiModalRetrieverEvaluator,
@@ -46,12 +54,18 @@ __all__ = [
     "BatchEvalRunner",
     "ContextRelevancyEvaluator",
     "CorrectnessEvaluator",
+    "CreatedBy",
+    "CreatedByType",
     "EvaluationResult",
     "FaithfulnessEvaluator",
     "GuidelineEvaluator",
+    "LabelledRagDataExample",
+    "LabelledRagDataset",
     "MultiModalRetrieverEvaluator",
     "PairwiseComparisonEvaluator",
     "QueryResponseEvaluator",
+    "RagDatasetGenerator",
+    "RagExamplePrediction",
     "RelevancyEvaluator",
     "ResponseEvaluator",
     "RetrievalEvalMode",
