@@ -269,7 +269,10 @@ def _main_prompt(req: dict[str, Any]) -> str:
     """The first user message, without ragmeter's data tags (the responder reads the data)."""
     for m in req.get("messages") or []:
         if m.get("role") == "user":
-            return DATA_TAG_RE.sub("", str(m.get("content", "")))
+            content = m.get("content", "")
+            if isinstance(content, list):  # content parts: the text ones (images follow the text)
+                content = "".join(p.get("text", "") for p in content if p.get("type") == "text")
+            return DATA_TAG_RE.sub("", str(content))
     return ""
 
 

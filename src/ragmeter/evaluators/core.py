@@ -16,6 +16,7 @@ from ragmeter.metrics.context import ContextRelevance
 from ragmeter.metrics.faithfulness import Faithfulness
 from ragmeter.metrics.graded import Correctness, GuidelineAdherence, Pairwise, Relevancy
 from ragmeter.metrics.similarity import SemanticSimilarity
+from ragmeter.run.images import judge_images
 from ragmeter.run.sync import run_sync
 
 
@@ -114,7 +115,8 @@ class BaseEvaluator(FrameworkEvaluator):
             score = Score.invalid("MissingInput", message)
         else:
             try:
-                score = await self.metric.score(sample, self.judge)
+                with judge_images(sample, self.judge) as seen:  # image contexts (ragmeter.run.images)
+                    score = await self.metric.score(seen, self.judge)
             except RagmeterError as e:
                 score = Score.invalid(type(e).__name__, str(e), raw=getattr(e, "raw", None))
         return self._finish(self._result(sample, score, query, contexts, response))
@@ -315,6 +317,43 @@ class ContextRelevancyEvaluator(BaseEvaluator):
 
     def _passing(self, score: Score) -> bool | None:
         return None if self.threshold is None else super()._passing(score)
+
+
+class _ImagesJoinContexts(BaseEvaluator):
+    """``evaluate(query, response, contexts, image_paths, image_urls)``, LlamaIndex's multi-modal
+    signature: the images join the contexts (:mod:`ragmeter.run.images`)."""
+
+    async def aevaluate(  # type: ignore[override]
+        self,
+        query: str | None = None,
+        response: str | None = None,
+        contexts: Sequence[str] | None = None,
+        image_paths: Sequence[str] | None = None,
+        image_urls: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> EvaluationResult:
+        every = [*(contexts or ()), *(image_paths or ()), *(image_urls or ())]
+        return await super().aevaluate(query, response, every, **kwargs)
+
+    def evaluate(  # type: ignore[override]
+        self,
+        query: str | None = None,
+        response: str | None = None,
+        contexts: Sequence[str] | None = None,
+        image_paths: Sequence[str] | None = None,
+        image_urls: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> EvaluationResult:
+        return run_sync(self.aevaluate(query, response, contexts, image_paths, image_urls, **kwargs))
+
+
+class MultiModalFaithfulnessEvaluator(_ImagesJoinContexts, FaithfulnessEvaluator):
+    """LlamaIndex's multi-modal faithfulness: an LLM judge gets the images as image parts; the local
+    judge reads the text contexts, and a sample with only images is invalid, saying why."""
+
+
+class MultiModalRelevancyEvaluator(_ImagesJoinContexts, RelevancyEvaluator):
+    """LlamaIndex's multi-modal relevancy, on the relevancy metric (an LLM judge), images as image parts."""
 
 
 #: LlamaIndex's older names, the same classes there too

@@ -30,6 +30,7 @@ conversation steps (the standalone question of a turn, the per-conversation metr
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import inspect
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -55,6 +56,7 @@ from ragmeter.judges.prompts import (
 from ragmeter.judges.replies import VERDICT_OPTIONAL, check_evidence, check_not_copied, match_verdicts
 from ragmeter.judges.schema_shapes import shaped_schema
 from ragmeter.judges.types import ChatRequest, ChatResponse, Message
+from ragmeter.run.images import current_images
 from ragmeter.statements import short_answer_claim
 
 if TYPE_CHECKING:
@@ -126,6 +128,15 @@ _RECORDED_PROMPTS = (
 DATA_FENCE = "data-tag/1"
 
 
+def _shown_images(values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The sample's images (:mod:`ragmeter.run.images`) when this prompt's values show their
+    placeholders (the contexts), else none: a step that does not read the contexts gets no picture."""
+    images = current_images.get()
+    if images and any("[image " in str(v) for v in values.values()):
+        return images
+    return ()
+
+
 class LLMJudge(MoreSteps, ConversationSteps):
     """A :class:`~ragmeter.judges.base.Judge` backed by an LLM (chat) and, optionally, an embedder.
 
@@ -137,7 +148,10 @@ class LLMJudge(MoreSteps, ConversationSteps):
     ``combine``: offer the combined steps (``combine_steps``); False makes every metric ask its
     own steps (more calls, fewer tokens when a single metric runs on data with references).
     ``assess_relevance`` is not supported: answer relevance uses ``generate_questions`` + ``embed``.
+    Image contexts go to the model as image parts (:mod:`ragmeter.run.images`): ``reads_images``.
     """
+
+    reads_images = True
 
     def __init__(
         self,
@@ -287,7 +301,11 @@ class LLMJudge(MoreSteps, ConversationSteps):
         convert: Callable[[Any], T],
         shape: Mapping[str, Any] | None = None,
     ) -> T:
-        """:meth:`_ask` through the memo, keyed by step, prompt version, ``inputs`` and repetition."""
+        """:meth:`_ask` through the memo, keyed by step, prompt version, ``inputs`` (and the
+        sample's images, which the inputs name only by placeholder) and repetition."""
+        images = _shown_images(values)
+        if images:
+            inputs = {"inputs": inputs, "images": hashlib.sha256("\n".join(images).encode()).hexdigest()}
         return await self.memo.get_or_run(
             step,
             self._prompt_version(step, lang),
@@ -313,9 +331,14 @@ class LLMJudge(MoreSteps, ConversationSteps):
         optional = _OPTIONAL_KEYS.get(step, frozenset())
         cfg = self.client.config
         system = f"{prompt.system}\n\n{data_rule(lang)}"
-        messages = (Message("system", system), Message("user", prompt.render(**values)))
+        # the sample's image contexts, where the prompt shows them as "[image k: name]"
+        images = _shown_images(values)
+        messages = (Message("system", system), Message("user", prompt.render(**values), images))
         # where the server enforces the schema, without the worked example (a small model copies it)
-        enforced = (Message("system", system), Message("user", prompt.render(with_example=False, **values)))
+        enforced = (
+            Message("system", system),
+            Message("user", prompt.render(with_example=False, **values), images),
+        )
         version = f"{step}/{lang}@{prompt.version}"
         temperature = cfg.temperature
         rep = current_repetition.get()

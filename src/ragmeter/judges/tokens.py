@@ -22,8 +22,12 @@ def estimate_tokens_cjk(text: str) -> int:
     return cjk + (len(text) - cjk + 3) // 4
 
 
+#: an image's tokens in an estimate (OpenAI's low-detail cost; a server that reports usage counts its own)
+IMAGE_TOKENS = 85
+
+
 def estimate_message_tokens(messages: Iterable[Message]) -> int:
-    return sum(estimate_tokens(m.content) + 4 for m in messages)
+    return sum(estimate_tokens(m.content) + 4 + IMAGE_TOKENS * len(m.images) for m in messages)
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,15 @@ if TYPE_CHECKING:
 class Message:
     role: str  # "system" | "user" | "assistant"
     content: str
+    #: pictures that follow the text (URLs or data URIs): OpenAI's content parts
+    images: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, str]:
-        return {"role": self.role, "content": self.content}
+    def to_dict(self) -> dict[str, Any]:
+        if not self.images:
+            return {"role": self.role, "content": self.content}
+        parts: list[dict[str, Any]] = [{"type": "text", "text": self.content}]
+        parts += [{"type": "image_url", "image_url": {"url": url}} for url in self.images]
+        return {"role": self.role, "content": parts}
 
 
 @dataclass(frozen=True)

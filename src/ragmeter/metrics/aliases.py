@@ -51,6 +51,21 @@ RAGAS_ALIASES: tuple[MetricAlias, ...] = (
         "claims supported by the contexts (two calls).",
     ),
     MetricAlias(
+        "faithful_rate",
+        "faithfulness",
+        "Ragas",
+        "Ragas's MultiModalFaithfulness asks one YES/NO of the whole response against text and image "
+        "contexts; ragmeter's is the share of the answer's claims supported, images sent to an LLM judge "
+        "as image parts (the local judge reads the text contexts only).",
+    ),
+    MetricAlias(
+        "relevance_rate",
+        "relevancy",
+        "Ragas",
+        "Ragas's MultiModalRelevance asks whether the response is in line with the query and the text and "
+        "image contexts, YES/NO; ragmeter's relevancy asks the same of an LLM judge, images as image parts.",
+    ),
+    MetricAlias(
         "noise_sensitivity_relevant",
         "noise_sensitivity",
         "Ragas",

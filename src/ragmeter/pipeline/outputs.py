@@ -76,10 +76,25 @@ def context_of(item: Any) -> tuple[str, str | None, float | None]:
                 if ident is None and isinstance(meta, Mapping):
                     ident = next((meta[k] for k in _ID_META_KEYS if meta.get(k) is not None), None)
                 score = _score_in(item)
-                return item[key], None if ident is None else str(ident), _score_in(meta) if score is None else score
+                return (
+                    item[key],
+                    None if ident is None else str(ident),
+                    _score_in(meta) if score is None else score,
+                )
         raise PipelineOutputError(
             f"a context dict needs 'text' (or 'content', 'page_content'): {item!r:.100}"
         )
+    # LlamaIndex ImageNode: the image itself (its path, URL or base64 data), an image context
+    # (ragmeter.run.images)
+    if type(item).__name__ == "ImageNode":
+        ident = getattr(item, "node_id", None)
+        for ref in (getattr(item, "image_path", None), getattr(item, "image_url", None)):
+            if isinstance(ref, str) and ref:
+                return ref, None if ident is None else str(ident), None
+        data = getattr(item, "image", None)
+        if isinstance(data, str) and data:
+            mime = getattr(item, "image_mimetype", None) or "image/png"
+            return f"data:{mime};base64,{data}", None if ident is None else str(ident), None
     # LlamaIndex NodeWithScore -> its node
     node = getattr(item, "node", None)
     if node is not None and not isinstance(item, str):

@@ -37,6 +37,7 @@ from ragmeter.judges.types import CallLog, current_call_log, current_retry_liste
 from ragmeter.log.reading import ScoreRow
 from ragmeter.log.serialize import call_to_dict
 from ragmeter.metrics.base import Metric, Score
+from ragmeter.run.images import judge_images
 from ragmeter.run.progress import Progress
 from ragmeter.run.sync import gather_or_cancel
 from ragmeter.run.turns import needs_rewrite, scoring_sample, with_question
@@ -107,7 +108,8 @@ async def score_one(job: Job, judge: Judge) -> tuple[Score, CallLog, float]:
                 raw=failed.error.raw,
             )
         else:
-            score = _checked(await job.metric.score(sample, judge), job.metric)
+            with judge_images(sample, judge) as seen:  # image contexts (ragmeter.run.images)
+                score = _checked(await job.metric.score(seen, judge), job.metric)
             if question is not None:
                 score = with_question(score, question)
     except (asyncio.CancelledError, KeyboardInterrupt, EndpointError):
@@ -234,7 +236,12 @@ class Recorder:
             self.prefetch_summary_tools()
         if self.store is not None:
             self.store.record_score(
-                self.run_id, row.idx, row.metric, row.score, row.calls if calls is None else calls, row.duration_s
+                self.run_id,
+                row.idx,
+                row.metric,
+                row.score,
+                row.calls if calls is None else calls,
+                row.duration_s,
             )
         if self.keep_rows:
             self.rows.append(row)
@@ -315,7 +322,9 @@ async def run_jobs(
             for start in range(0, n_workers, STARTING_WORKERS):
                 if start:
                     await asyncio.sleep(0)
-                tasks.extend(asyncio.ensure_future(worker()) for _ in range(min(STARTING_WORKERS, n_workers - start)))
+                tasks.extend(
+                    asyncio.ensure_future(worker()) for _ in range(min(STARTING_WORKERS, n_workers - start))
+                )
         except BaseException:
             for t in tasks:
                 t.cancel()
