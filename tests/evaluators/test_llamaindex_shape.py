@@ -334,7 +334,25 @@ def test_rag_dataset_generator_keeps_nodes_whole_and_refuses_templates() -> None
         ds = gen.generate_questions_from_nodes()
     assert gen.stats.n_chunks == 1  # the node is one chunk, as LlamaIndex asks each node
     assert all(e.reference_answer == "" for e in ds.examples)  # questions only
-    with pytest.raises(ConfigError, match="question_gen_query not supported"):
+    with pytest.raises(ConfigError, match="text_qa_template not supported"):
+        RagDatasetGenerator([Node("n1", text)], text_qa_template="{context_str}")
+    with pytest.raises(ConfigError, match="question_gen_query needs an llm"):
         RagDatasetGenerator([Node("n1", text)], question_gen_query="Write quiz questions.")
     with pytest.raises(ConfigError, match="no document left"):
         RagDatasetGenerator.from_documents([Node("n1", text)], required_keywords=["Colosseum"])
+
+
+def test_question_gen_query_reaches_the_generation_prompt(fake_openai_server: Any) -> None:
+    import ragmeter
+    from ragmeter.evaluators import RagDatasetGenerator
+
+    judge = ragmeter.make_judge("openai-compatible:fake-model", base_url=fake_openai_server.url)
+    query = "You are a Teacher. Set up {num_questions_per_chunk} questions for an upcoming quiz."
+    docs = Path(__file__).resolve().parents[2] / "examples" / "docs" / "en" / "photosynthesis.txt"
+    gen = RagDatasetGenerator.from_documents(
+        str(docs), llm=judge, num_questions_per_chunk=2, question_gen_query=query
+    )
+    ds = gen.generate_dataset_from_nodes()
+    assert ds.examples and all(e.reference_answer for e in ds.examples)
+    prompts = [json.dumps(r["messages"], ensure_ascii=False) for r in fake_openai_server.requests]
+    assert any("Set up 2 questions for an upcoming quiz." in p for p in prompts)

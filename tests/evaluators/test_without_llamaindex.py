@@ -12,6 +12,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from helpers.server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,13 +23,15 @@ import json, sys, warnings
 sys.modules["llama_index"] = None  # no llama-index-core: every import of it fails
 from ragmeter.evaluators import (AnswerRelevancyEvaluator, BatchEvalRunner, EvaluationResult, FaithfulnessEvaluator,
     LabelledRagDataset, RagDatasetGenerator, RetrieverEvaluator, RetrievalEvalResult)
-from ragmeter.evaluators import framework, rag_dataset
+from ragmeter.evaluators import RelevancyEvaluator, framework, rag_dataset
+from ragmeter import make_judge
+llm = make_judge("openai-compatible:fake-model", base_url=URL) if URL else None
 assert not framework.LLAMA_INDEX and not rag_dataset.LLAMA_DATASET
 assert EvaluationResult.__mro__[1].__module__ == "ragmeter.evaluators.framework"
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    dataset = RagDatasetGenerator.from_documents(DOCS, num_questions_per_chunk=2).generate_dataset_from_nodes()
+    dataset = RagDatasetGenerator.from_documents(DOCS, llm=llm, num_questions_per_chunk=2).generate_dataset_from_nodes()
 dataset.save_json(OUT)
 assert len(LabelledRagDataset.from_json(OUT).examples) == len(dataset.examples)
 questions = [e.query for e in dataset.examples][:4]
@@ -36,7 +41,8 @@ def rag(question):  # the system under test: its contexts and a copied first sen
     ctx = contexts[question]
     return {"answer": ctx[0].split(". ")[0] + ".", "contexts": ctx}
 
-runner = BatchEvalRunner({"faithfulness": FaithfulnessEvaluator(), "relevancy": AnswerRelevancyEvaluator()}, workers=4)
+relevancy = RelevancyEvaluator(llm=llm) if llm else AnswerRelevancyEvaluator()
+runner = BatchEvalRunner({"faithfulness": FaithfulnessEvaluator(llm=llm), "relevancy": relevancy}, workers=4)
 results = runner.evaluate_queries(rag, queries=questions)
 retrieval = RetrieverEvaluator.from_metric_names(["hit_rate", "mrr"], retriever=lambda q: ["a", "b"])
 r = retrieval.evaluate(query="q", expected_ids=["b"])
@@ -46,13 +52,28 @@ print(json.dumps({"n": len(questions), "faithfulness": [x.score for x in results
 """
 
 
-def test_the_evaluators_work_without_llama_index(tmp_path: Path) -> None:
-    code = f"DOCS = {str(ROOT / 'examples' / 'docs')!r}\nOUT = {str(tmp_path / 'ds.json')!r}\n" + SCRIPT
+def _run(tmp_path: Path, url: str | None) -> dict[str, Any]:
+    values = (
+        f"DOCS = {str(ROOT / 'examples' / 'docs')!r}\nOUT = {str(tmp_path / 'ds.json')!r}\nURL = {url!r}\n"
+    )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tmp_path
+        [sys.executable, "-c", values + SCRIPT], capture_output=True, text=True, check=False, cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["n"] >= 3 and out["mrr"] == 0.5
     assert all(s is not None and s >= 0.5 for s in out["faithfulness"])  # copied from the contexts
     assert all(s is not None for s in out["relevancy"])
+    return out
+
+
+def test_the_evaluators_work_without_llama_index(tmp_path: Path) -> None:
+    _run(tmp_path, None)  # offline, the local judge
+
+
+def test_the_evaluators_work_without_llama_index_against_a_server(
+    tmp_path: Path, fake_openai_server: FakeOpenAIServer
+) -> None:
+    out = _run(tmp_path, fake_openai_server.url)
+    assert all(s in (0.0, 1.0) for s in out["relevancy"])  # the relevancy rubric's YES/NO
+    assert fake_openai_server.total_requests > 0

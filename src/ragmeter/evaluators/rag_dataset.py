@@ -170,9 +170,11 @@ class RagDatasetGenerator:
     (chunked), texts, or a folder / file path. ``llm``: a judge spec, a Judge or a LlamaIndex LLM
     (None: the offline generator). ``num_questions_per_chunk``: questions asked of each chunk.
     ``workers``: chunks in flight. ``lang``: the questions' language (None: each chunk's).
-    LlamaIndex's ``text_question_template``, ``text_qa_template`` and ``question_gen_query`` are
-    refused: ragmeter's generation prompts are data files (override them with a prompts directory,
-    docs/testsets.md), and a LlamaIndex template cannot be read into them faithfully.
+    ``question_gen_query`` (LlamaIndex's instruction for the questions, ``{num_questions_per_chunk}``
+    filled in) goes into the generation prompt after ragmeter's own instructions (an LLM only).
+    LlamaIndex's ``text_question_template`` and ``text_qa_template`` are refused: ragmeter's
+    generation prompts are data files (override them with a prompts directory, docs/testsets.md),
+    and a LlamaIndex template cannot be read into them faithfully.
     """
 
     def __init__(
@@ -194,7 +196,6 @@ class RagDatasetGenerator:
             for name, value in (
                 ("text_question_template", text_question_template),
                 ("text_qa_template", text_qa_template),
-                ("question_gen_query", question_gen_query),
             )
             if value is not None
         ]
@@ -202,7 +203,11 @@ class RagDatasetGenerator:
             raise ConfigError(
                 f"RagDatasetGenerator: {', '.join(given)} not supported: ragmeter's generation prompts are "
                 "data files; copy and edit them in a prompts directory and pass llm=make_judge(..., "
-                "prompts_dir=DIR) (docs/testsets.md)"
+                "prompts_dir=DIR) (docs/testsets.md); question_gen_query, plain instructions, is taken"
+            )
+        if question_gen_query is not None and llm is None:
+            raise ConfigError(
+                "RagDatasetGenerator: question_gen_query needs an llm (the offline generator makes cloze questions)"
             )
         if not isinstance(num_questions_per_chunk, int) or num_questions_per_chunk < 1:
             raise ConfigError(
@@ -216,6 +221,13 @@ class RagDatasetGenerator:
         self.workers = workers
         self.lang = lang
         self.seed = seed
+        #: LlamaIndex's question_gen_query (its {num_questions_per_chunk} filled in): instructions the
+        #: generation prompt carries after its own
+        self.instructions = (
+            str(question_gen_query).replace("{num_questions_per_chunk}", str(num_questions_per_chunk))
+            if question_gen_query is not None
+            else None
+        )
         self.judge = None
         if llm is not None:
             from ragmeter.run.runner import resolve_judge
@@ -301,6 +313,7 @@ class RagDatasetGenerator:
             concurrency=self.workers,
             seed=self.seed,
             progress=self.show_progress,
+            instructions=self.instructions,
         )
         self.stats = result.stats
         by = CreatedBy(type=CreatedByType.AI, model_name=result.generator)

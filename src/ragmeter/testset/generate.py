@@ -194,6 +194,7 @@ async def agenerate_testset(
     concurrency: int = 4,
     seed: int = 0,
     progress: bool | None = False,
+    instructions: str | None = None,
 ) -> TestsetResult:
     """Async :func:`generate_testset`."""
     if not isinstance(n, int) or n < 1:
@@ -207,6 +208,10 @@ async def agenerate_testset(
     if lang is not None and lang in ("auto", ""):
         lang = None
     if offline:
+        if instructions:
+            raise ConfigError(
+                "instructions for the questions need an LLM judge: the offline mode makes cloze questions"
+            )
         if kinds is not None and parse_kinds(kinds) != ("single_hop",):
             raise ConfigError(
                 "the offline mode makes cloze questions only; drop --kinds or name an LLM judge"
@@ -249,6 +254,7 @@ async def agenerate_testset(
             verify=verify,
             drop_answerable_without_context=drop_answerable_without_context,
             prompts_dir=getattr(judge, "prompts_dir", None),
+            instructions=instructions,
         )
         await _run_tasks(todo, n, judge, opts, writer, deduper, stats, generator, concurrency, seed, progress)
         stats.n_rows = len(writer.rows)
@@ -348,7 +354,9 @@ def generate_testset(docs: Any, **kwargs: Any) -> TestsetResult:
     ``kinds``: ``single_hop`` (default), ``multi_hop``, ``reasoning``, ``user_style`` (list or
     comma-separated). ``num_questions_per_chunk``, ``lang`` (None: each chunk's language),
     ``chunk_size`` / ``overlap`` (characters), ``verify`` (drop answers the chunk does not support),
-    ``drop_answerable_without_context``, ``dedup_threshold``, ``concurrency``, ``seed``, ``progress``.
+    ``drop_answerable_without_context``, ``dedup_threshold``, ``concurrency``, ``seed``, ``progress``;
+    ``instructions``: your own instructions for the questions (single-hop and styled ones), after the
+    kind's (an LLM judge only).
     Returns a :class:`TestsetResult` (``.dataset``, ``.path``, ``.stats``).
     """
     judge = kwargs.get("judge")

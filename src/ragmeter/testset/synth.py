@@ -79,6 +79,8 @@ class SynthOptions:
     verify: bool = True
     drop_answerable_without_context: bool = False
     prompts_dir: Any = None
+    #: the user's own instructions for the questions, after the kind's (LlamaIndex's question_gen_query)
+    instructions: str | None = None
 
 
 @dataclass
@@ -169,7 +171,9 @@ async def run_task(judge: Any, task: Task, opts: SynthOptions) -> TaskOutcome:
                 "context": task.chunks[0].text,
                 "title": task.chunks[0].title,
                 "n": opts.num_questions,
-                "kind_instructions": kind_instructions(task.kind, task.style, prompt.lang),
+                "kind_instructions": "\n".join(
+                    filter(None, (kind_instructions(task.kind, task.style, prompt.lang), opts.instructions))
+                ),
                 "language": _language(lang, prompt.lang),
             }
         pairs = _items(await ask(client, prompt, values))
