@@ -180,6 +180,10 @@ def test_retriever_evaluator_with_a_llama_index_index_and_dataset() -> None:
     text = dict(chunks())[ids[0]]
     result = ev.evaluate(query=text, expected_ids=[ids[0]])
     assert type(result).__module__.startswith("llama_index")  # LlamaIndex's own result class
+    from llama_index.core.evaluation import BaseRetrievalEvaluator as LlamaBase
+    from llama_index.core.evaluation.retrieval.metrics_base import BaseRetrievalMetric
+
+    assert isinstance(ev, LlamaBase) and all(isinstance(m, BaseRetrievalMetric) for m in ev.metrics)
     assert result.retrieved_ids[0] == ids[0] and result.metric_vals_dict["mrr"] == 1.0
     try:  # llama-index-core 0.12; 0.14 moved it out of core (an object with the same fields here)
         from llama_index.core.evaluation import EmbeddingQAFinetuneDataset

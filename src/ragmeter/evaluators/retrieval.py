@@ -45,7 +45,9 @@ __all__ = [
 ]
 
 try:
+    from llama_index.core.evaluation.retrieval.base import BaseRetrievalEvaluator as _FrameworkEvaluator
     from llama_index.core.evaluation.retrieval.base import RetrievalEvalMode, RetrievalEvalResult
+    from llama_index.core.evaluation.retrieval.metrics_base import BaseRetrievalMetric as _FrameworkMetric
     from llama_index.core.evaluation.retrieval.metrics_base import RetrievalMetricResult
 except ImportError:
     from enum import Enum
@@ -87,6 +89,17 @@ except ImportError:
         def __str__(self) -> str:
             return f"Query: {self.query}\nMetrics: {self.metric_vals_dict!s}\n"
 
+    class _FrameworkMetric(BaseModel):  # type: ignore[no-redef]
+        """Stand-in for LlamaIndex's ``BaseRetrievalMetric``."""
+
+        model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    class _FrameworkEvaluator(BaseModel):  # type: ignore[no-redef]
+        """Stand-in for LlamaIndex's ``BaseRetrievalEvaluator`` (a pydantic model with ``metrics``)."""
+
+        model_config = ConfigDict(arbitrary_types_allowed=True)
+        metrics: list[Any] = Field(..., description="List of metrics to evaluate")
+
 
 def _measure(fn: Callable[..., float], **kw: Any) -> Callable[[list[str], dict[str, float]], float]:
     return lambda ranking, qrels: fn(ranking, qrels, **kw)
@@ -103,6 +116,34 @@ RETRIEVAL_METRICS: dict[str, Callable[[list[str], dict[str, float]], float]] = {
 }
 
 
+class RagmeterRetrievalMetric(_FrameworkMetric):  # type: ignore[misc]
+    """One of :data:`RETRIEVAL_METRICS` as a LlamaIndex retrieval metric (``metric_name``,
+    ``compute``): ragmeter's measure over the whole ranking, each expected id relevant."""
+
+    name: str
+
+    @property
+    def metric_name(self) -> str:  # type: ignore[override]
+        return self.name
+
+    def compute(
+        self,
+        query: str | None = None,
+        expected_ids: Sequence[str] | None = None,
+        retrieved_ids: Sequence[str] | None = None,
+        expected_texts: Sequence[str] | None = None,
+        retrieved_texts: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> RetrievalMetricResult:
+        if not expected_ids:
+            raise ValueError(
+                "expected ids must be provided (a query with no relevant id has no retrieval metric)"
+            )
+        qrels = {str(i): 1.0 for i in expected_ids}
+        ranking = [str(i) for i in retrieved_ids or ()]
+        return RetrievalMetricResult(score=float(RETRIEVAL_METRICS[self.name](ranking, qrels)))
+
+
 def _metric_names(names: Sequence[str]) -> list[str]:
     unknown = [n for n in names if n not in RETRIEVAL_METRICS]
     if unknown or not names:
@@ -112,15 +153,19 @@ def _metric_names(names: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-class BaseRetrievalEvaluator:
+class BaseRetrievalEvaluator(_FrameworkEvaluator):  # type: ignore[misc]
     """``metrics``: LlamaIndex's metric names (``hit_rate``, ``mrr``, ``precision``, ``recall``,
-    ``ap``, ``ndcg``). Subclasses say how a query's ranking is got
-    (:meth:`_aget_retrieved_ids_and_texts`)."""
+    ``ap``, ``ndcg``) or metric objects of those names. Subclasses say how a query's ranking is got
+    (:meth:`_aget_retrieved_ids_and_texts`). With llama-index-core installed this is a
+    ``llama_index.core.evaluation.BaseRetrievalEvaluator``, its ``metrics`` LlamaIndex retrieval
+    metrics that ragmeter's measures compute."""
 
-    def __init__(self, metrics: Sequence[str], **kwargs: Any) -> None:
-        if kwargs:
-            raise ConfigError(f"{type(self).__name__}: unknown argument(s) {sorted(kwargs)}")
-        self.metrics = _metric_names([getattr(m, "metric_name", m) for m in metrics])
+    def __init__(self, metrics: Sequence[Any], **kwargs: Any) -> None:
+        names = _metric_names([getattr(m, "metric_name", m) for m in metrics])
+        try:
+            super().__init__(metrics=[RagmeterRetrievalMetric(name=n) for n in names], **kwargs)
+        except ValueError as exc:  # pydantic's ValidationError: a missing or wrong argument
+            raise ConfigError(f"{type(self).__name__}: {exc}") from exc
 
     @classmethod
     def from_metric_names(cls, metric_names: Sequence[str], **kwargs: Any) -> BaseRetrievalEvaluator:
@@ -136,15 +181,9 @@ class BaseRetrievalEvaluator:
         self, expected_ids: Sequence[str], retrieved_ids: Sequence[str]
     ) -> dict[str, RetrievalMetricResult]:
         """The metrics of one ranking against its expected ids (each relevant, grade 1)."""
-        if not expected_ids:
-            raise ValueError(
-                "expected ids must be provided (a query with no relevant id has no retrieval metric)"
-            )
-        qrels = {str(i): 1.0 for i in expected_ids}
-        ranking = [str(i) for i in retrieved_ids]
         return {
-            name: RetrievalMetricResult(score=float(RETRIEVAL_METRICS[name](ranking, qrels)))
-            for name in self.metrics
+            m.metric_name: m.compute(expected_ids=list(expected_ids), retrieved_ids=list(retrieved_ids))
+            for m in self.metrics
         }
 
     async def aevaluate(
@@ -263,20 +302,23 @@ class RetrieverEvaluator(BaseRetrievalEvaluator):
     any object with ``retrieve``, or a callable ``query -> items``; ``node_postprocessors`` run on
     its nodes first, as LlamaIndex does."""
 
+    retriever: Any = Field(..., description="Retriever to evaluate")
+    node_postprocessors: list[Any] | None = Field(default=None, description="Optional post-processor")
+
     def __init__(
         self,
-        metrics: Sequence[str],
+        metrics: Sequence[Any],
         retriever: Any,
         node_postprocessors: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(metrics, **kwargs)
-        self.retriever = retriever
-        self.node_postprocessors = list(node_postprocessors or ())
+        super().__init__(
+            metrics, retriever=retriever, node_postprocessors=list(node_postprocessors or ()), **kwargs
+        )
 
     async def _nodes(self, query: str) -> list[Any]:
         nodes = await _retrieve(self.retriever, query)
-        for post in self.node_postprocessors:
+        for post in self.node_postprocessors or ():
             nodes = list(post.postprocess_nodes(nodes, query_str=query))
         return nodes
 
