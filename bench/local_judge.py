@@ -44,7 +44,7 @@ from cli_runs import env_for, versions
 from ragmeter.local import LocalJudge
 from ragmeter.local.embedders import default_embedder
 from ragmeter.local.support import VERIFY_BAND
-from ragmeter.local.verifier import ByLanguage, packaged_verifier
+from ragmeter.local.verifier import OnnxVerifier
 from ragmeter.stats.agreement import agreement_summary
 from ragmeter.text import split_sentences, tokenize
 
@@ -224,17 +224,7 @@ def print_table(rows: Sequence[dict[str, Any]]) -> None:
     markdown_table(
         ("file", "aspect", "split", "scorer", "statistic", "value", "95% CI", "n", "invalid"),
         (
-            (
-                r["file"],
-                r["aspect"],
-                r["split"],
-                r["scorer"],
-                r["stat"],
-                fmt(r["value"]),
-                fci(r["ci95"]),
-                r["n"],
-                r["n_invalid"],
-            )
+            (r["file"], r["aspect"], r["split"], r["scorer"], r["stat"], fmt(r["value"]), fci(r["ci95"]), r["n"], r["n_invalid"])
             for r in rows
         ),
     )
@@ -293,7 +283,7 @@ async def speed(
 
     default_embedder()
     await LocalJudge().embed(["warm-up"])
-    ver = packaged_verifier(cache_size=0) if verifier is not None else None
+    ver = OnnxVerifier(cache_size=0) if verifier is not None else None
     band = (0.0, 1.0) if verifier == "every-claim" else VERIFY_BAND
     for s in samples[:4]:  # warm-up, untimed: the verifier's first calls allocate its buffers
         await _one(LocalJudge(USEEmbedder(), verifier=ver, verify_band=band), s)
@@ -302,7 +292,6 @@ async def speed(
     counts = {"texts": 0, "pairs": 0}
     cpu_in = {"encoder": 0.0, "verifier": 0.0}
     lock = threading.Lock()
-
     def counting(fn: Callable[[Any], Any], count: str, thread: str) -> Callable[[Any], Any]:
         """``fn`` that adds its items to ``counts[count]`` and its thread's CPU to ``cpu_in[thread]``."""
 
@@ -319,10 +308,8 @@ async def speed(
     model = load_use_model()
     encode = model.encode
     model.encode = counting(encode, "texts", "encoder")
-    for one in (
-        (ver.english, ver.multilingual) if isinstance(ver, ByLanguage) else (ver,) if ver is not None else ()
-    ):
-        one._run = counting(one._run, "pairs", "verifier")  # type: ignore[attr-defined]
+    if ver is not None:
+        ver._run = counting(ver._run, "pairs", "verifier")  # type: ignore[method-assign]
 
     async def job(s: dict[str, Any]) -> None:
         async with sem:
@@ -370,10 +357,7 @@ def speed_sets(data: Path) -> dict[str, list[dict[str, Any]]]:
     records than the highest concurrency timed."""
     wiki = [variants(r) for r in load(data / "wikieval_dev.jsonl") if r["aspect"] == "faithfulness"]
     zh = [
-        [
-            {"question": v["question"], "contexts": [v["reference"]], "answer": v["answer"]}
-            for v in variants(r)
-        ]
+        [{"question": v["question"], "contexts": [v["reference"]], "answer": v["answer"]} for v in variants(r)]
         for r in load(data / "halluqa_zh_dev.jsonl")[:30]
     ]
     return {
@@ -424,11 +408,8 @@ def compare(baseline: str, rounds: int, data: str) -> dict[str, Any]:
         row: dict[str, Any] = {k: first[k] for k in ("set", "verifier", "concurrency")}
         for label in ("baseline", "this"):
             got = [r["speed"][i] for r in runs[label]]
-            assert all(
-                (g["set"], g["verifier"], g["concurrency"])
-                == (row["set"], row["verifier"], row["concurrency"])
-                for g in got
-            ), "the two versions timed different sets"
+            assert all((g["set"], g["verifier"], g["concurrency"]) == (row["set"], row["verifier"],
+                       row["concurrency"]) for g in got), "the two versions timed different sets"
             row[label] = {
                 "samples_per_s": round(statistics.median(g["samples_per_s"] for g in got), 1),
                 "cpu_ms_per_sample": round(statistics.median(g["cpu_ms_per_sample"] for g in got), 1),
@@ -463,38 +444,15 @@ def print_compare(out: dict[str, Any]) -> None:
     )
     markdown_table(
         (
-            "set",
-            "verifier",
-            "in flight",
-            "samples/s before",
-            "after",
-            "ratio",
-            "CPU ms a sample before",
-            "after",
-            "ratio",
-            "pairs a sample before",
-            "after",
-            "encoder CPU ms a sample before",
-            "after",
-            "verifier CPU ms a pair before",
-            "after",
+            "set", "verifier", "in flight", "samples/s before", "after", "ratio", "CPU ms a sample before", "after",
+            "ratio", "pairs a sample before", "after", "encoder CPU ms a sample before", "after",
+            "verifier CPU ms a pair before", "after",
         ),
         (
             (
-                r["set"],
-                r["verifier"],
-                r["concurrency"],
-                b["samples_per_s"],
-                t["samples_per_s"],
-                r["rate_ratio"],
-                b["cpu_ms_per_sample"],
-                t["cpu_ms_per_sample"],
-                r["cpu_ratio"],
-                b["pairs_verified_per_sample"],
-                t["pairs_verified_per_sample"],
-                b["encoder_cpu_ms"],
-                t["encoder_cpu_ms"],
-                _dash(b["verifier_cpu_ms"]),
+                r["set"], r["verifier"], r["concurrency"], b["samples_per_s"], t["samples_per_s"], r["rate_ratio"],
+                b["cpu_ms_per_sample"], t["cpu_ms_per_sample"], r["cpu_ratio"], b["pairs_verified_per_sample"],
+                t["pairs_verified_per_sample"], b["encoder_cpu_ms"], t["encoder_cpu_ms"], _dash(b["verifier_cpu_ms"]),
                 _dash(t["verifier_cpu_ms"]),
             )
             for r in out["compare"]
@@ -518,9 +476,7 @@ def main() -> None:
     ap.add_argument(
         "--verify-every-claim", action="store_true", help="also time the verifier reading every English claim"
     )
-    ap.add_argument(
-        "--baseline", metavar="SRC", help="also time this checkout's src/, alternately (speed only)"
-    )
+    ap.add_argument("--baseline", metavar="SRC", help="also time this checkout's src/, alternately (speed only)")
     ap.add_argument("--rounds", type=int, default=3, help="with --baseline: runs of each version (default 3)")
     args = ap.parse_args()
     if args.baseline:

@@ -42,7 +42,9 @@ import verifier_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "src" / "ragmeter" / "local" / "weights" / "verifier"
-TARGET_E5 = ROOT / "src" / "ragmeter" / "local" / "weights" / "verifier_e5"
+# the multilingual model is not packaged: its export stays outside the package, to be named as a
+# verifier folder (OnnxVerifier(folder, languages=("en", "zh")), docs/local-judge.md, "Chinese")
+TARGET_E5 = ROOT / ".train" / "verifier_e5_onnx"
 MAX_BYTES = {"minilm": 25 * 1024 * 1024, "e5": 32 * 1024 * 1024}
 
 REFERENCE_PAIRS: list[tuple[str, str]] = [
@@ -107,7 +109,7 @@ def main() -> None:
     ap.add_argument("--checkpoint", default=str(ROOT / ".train" / "verifier" / "best"))
     ap.add_argument("--record", default=str(ROOT / ".train" / "verifier" / "training_record.json"))
     ap.add_argument(
-        "--target", default=None, help="default: weights/verifier (minilm), weights/verifier_e5 (e5)"
+        "--target", default=None, help="default: weights/verifier (minilm), .train/verifier_e5_onnx (e5)"
     )
     ap.add_argument(
         "--base",

@@ -173,9 +173,8 @@ class BatchEvalRunner:
                         score = Score.invalid("PipelineError", failures[i])
                     else:
                         got = result.score(position[i], ev.metric.name) if result is not None else None
-                        score = (
-                            got if got is not None else Score.invalid("MissingInput", _missing(ev, sample))
-                        )
+                        why = ev._missing_inputs(sample) or "not scored"
+                        score = got if got is not None else Score.invalid("MissingInput", why)
                     res = ev._result(sample, score, queries[i], contexts[i], responses[i])
                     out[name].append(ev._finish(res))
         return out
@@ -272,8 +271,3 @@ def _same_judge(a: Any, b: Any) -> bool:
 
     return isinstance(a, LocalJudge) and isinstance(b, LocalJudge) and a.describe() == b.describe()
 
-
-def _missing(ev: BaseEvaluator, sample: Sample) -> str:
-    names = {"question": "query", "answer": "response"}
-    missing = [names.get(f, f) for f in ev.metric.requires if not sample.has(f)]
-    return f"missing {', '.join(missing)}" if missing else "not scored"

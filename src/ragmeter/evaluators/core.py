@@ -108,10 +108,8 @@ class BaseEvaluator(FrameworkEvaluator):
         sample = self._sample(query, response, contexts, reference, dict(kwargs.pop("metadata", {}) or {}))
         if kwargs:
             raise ConfigError(f"{type(self).__name__}.evaluate: unknown argument(s) {sorted(kwargs)}")
-        missing = [f for f in self.metric.requires if not sample.has(f)]
-        if missing:
-            names = {"question": "query", "answer": "response"}
-            message = f"missing {', '.join(names.get(f, f) for f in missing)}"
+        message = self._missing_inputs(sample)
+        if message is not None:
             score = Score.invalid("MissingInput", message)
         else:
             try:
@@ -124,6 +122,15 @@ class BaseEvaluator(FrameworkEvaluator):
     def _finish(self, result: EvaluationResult) -> EvaluationResult:
         """The evaluator's last word on a result (the batch runner's results pass here too)."""
         return result
+
+    def _missing_inputs(self, sample: Sample) -> str | None:
+        """``"missing contexts"`` (in LlamaIndex's field names) when ``sample`` lacks what the metric
+        reads, else None."""
+        missing = [f for f in self.metric.requires if not sample.has(f)]
+        if not missing:
+            return None
+        names = {"question": "query", "answer": "response"}
+        return f"missing {', '.join(names.get(f, f) for f in missing)}"
 
     async def aevaluate_response(
         self, query: str | None = None, response: Any = None, **kwargs: Any
@@ -289,34 +296,37 @@ class SemanticSimilarityEvaluator(BaseEvaluator):
         super().__init__(SemanticSimilarity(threshold=similarity_threshold), judge, llm=llm)
 
 
-class AnswerRelevancyEvaluator(BaseEvaluator):
+class _ScoreInUnitRange(BaseEvaluator):
+    """A LlamaIndex evaluator whose score lies in [0, 1] and which sets no ``passing`` of its own:
+    ``metric_class``'s score; ``passing`` only with a ``threshold``."""
+
+    metric_class: type[AnswerRelevance] | type[ContextRelevance]
+
+    def __init__(
+        self, judge: Any = None, *, threshold: float | None = None, lang: str = "auto", llm: Any = None
+    ) -> None:
+        super().__init__(self.metric_class(lang=lang), judge, threshold=threshold, llm=llm)
+
+    def _passing(self, score: Score) -> bool | None:
+        return None if self.threshold is None else super()._passing(score)
+
+
+class AnswerRelevancyEvaluator(_ScoreInUnitRange):
     """Does the response address the query (the contexts are not read)? ``score`` in [0, 1], as
     LlamaIndex's (its 0-2 points divided by 2); ragmeter's ``answer_relevance`` metric gives it: the
     Ragas way with an LLM judge, the query's information needs with the local one (docs/metrics.md).
     ``passing`` only with a ``threshold`` (LlamaIndex's evaluator sets none)."""
 
-    def __init__(
-        self, judge: Any = None, *, threshold: float | None = None, lang: str = "auto", llm: Any = None
-    ) -> None:
-        super().__init__(AnswerRelevance(lang=lang), judge, threshold=threshold, llm=llm)
-
-    def _passing(self, score: Score) -> bool | None:
-        return None if self.threshold is None else super()._passing(score)
+    metric_class = AnswerRelevance
 
 
-class ContextRelevancyEvaluator(BaseEvaluator):
+class ContextRelevancyEvaluator(_ScoreInUnitRange):
     """Are the retrieved contexts relevant to the query (the response is not read)? ``score`` in
     [0, 1], as LlamaIndex's (its 0-4 points divided by 4); ragmeter's ``context_relevance`` metric
     gives it: the share of context sentences needed to answer the query. ``passing`` only with a
     ``threshold`` (LlamaIndex's evaluator sets none)."""
 
-    def __init__(
-        self, judge: Any = None, *, threshold: float | None = None, lang: str = "auto", llm: Any = None
-    ) -> None:
-        super().__init__(ContextRelevance(lang=lang), judge, threshold=threshold, llm=llm)
-
-    def _passing(self, score: Score) -> bool | None:
-        return None if self.threshold is None else super()._passing(score)
+    metric_class = ContextRelevance
 
 
 class _ImagesJoinContexts(BaseEvaluator):

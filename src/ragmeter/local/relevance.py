@@ -128,10 +128,6 @@ class Need:
     terms: frozenset[str]
 
 
-def _is_cjk_pair(t: str) -> bool:
-    return all("\u4e00" <= c <= "\u9fff" for c in t)
-
-
 def _asked_about(text: str) -> TextFeatures:
     """The features of ``text`` with its asking words cut out (Chinese; English keeps its words,
     which ``_QUESTION_TERMS`` leaves out)."""
@@ -147,7 +143,7 @@ def _key_terms(f: TextFeatures, text: str = "") -> frozenset[str]:
         if len(t) == 2 and all(c in _ZH_QUESTION_CHARS for c in t):
             continue
         out.add(t)
-    spanning = {t for t in out if len(t) == 2 and _is_cjk_pair(t) and any(c in _ZH_PARTICLES for c in t)}
+    spanning = {t for t in out if len(t) == 2 and any(c in _ZH_PARTICLES for c in t)}
     if out - spanning:
         out -= spanning
     # a frame noun ("What is your refund policy?") names the kind of answer, which an answer that

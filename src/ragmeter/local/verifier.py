@@ -29,7 +29,6 @@ read one pair at a time.
 from __future__ import annotations
 
 import importlib.util
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -42,6 +41,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError
 from ragmeter.local.batching import CallBatcher
+from ragmeter.text import has_cjk
 
 MAX_LENGTH = 128
 #: pairs the model reads in one run: 1, so that a pair's probability does not depend on its batch
@@ -269,18 +269,10 @@ class OnnxVerifier(BatchedEntailment):
         return "OnnxVerifier(packaged)" if self.packaged else f"OnnxVerifier({str(self.path)!r})"
 
 
-_CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
 def languages_of(verifier: Verifier) -> frozenset[str]:
     """The languages a verifier reads: its ``languages`` attribute, else English only (a user's
     NLI cross-encoder is English unless it says otherwise)."""
     return frozenset(getattr(verifier, "languages", ("en",)))
-
-
-def packaged_multilingual_dir() -> Path:
-    """The folder of the packaged English and Chinese verifier (``weights/verifier_e5``)."""
-    return Path(str(resources.files("ragmeter.local").joinpath("weights").joinpath("verifier_e5")))
 
 
 class ByLanguage:
@@ -294,34 +286,31 @@ class ByLanguage:
         self.multilingual = multilingual
         self.name = f"{english.name}+{multilingual.name}"
 
-    def _route(self, premises: Sequence[str], hypotheses: Sequence[str]) -> tuple[list[int], list[int]]:
+    def _route(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[tuple[list[int], Verifier]]:
+        """Each verifier with the indices of the pairs it reads (none without any)."""
         if len(premises) != len(hypotheses):
             raise ValueError(f"{len(premises)} premises for {len(hypotheses)} hypotheses")
-        zh = [i for i, (p, h) in enumerate(zip(premises, hypotheses, strict=True)) if _CJK_RE.search(p + h)]
-        chosen = set(zh)
-        return [i for i in range(len(premises)) if i not in chosen], zh
+        chinese = [has_cjk(p) or has_cjk(h) for p, h in zip(premises, hypotheses, strict=True)]
+        parts = (
+            ([i for i, zh in enumerate(chinese) if not zh], self.english),
+            ([i for i, zh in enumerate(chinese) if zh], self.multilingual),
+        )
+        return [(idx, model) for idx, model in parts if idx]
 
     def entailment_sync(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
-        en, zh = self._route(premises, hypotheses)
         out = [0.0] * len(premises)
-        for idx, model in ((en, self.english), (zh, self.multilingual)):
-            if idx:
-                for i, v in zip(
-                    idx,
-                    model.entailment_sync([premises[i] for i in idx], [hypotheses[i] for i in idx]),
-                    strict=True,
-                ):
-                    out[i] = v
+        for idx, model in self._route(premises, hypotheses):
+            got = model.entailment_sync([premises[i] for i in idx], [hypotheses[i] for i in idx])
+            for i, v in zip(idx, got, strict=True):
+                out[i] = v
         return out
 
     async def entailment(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
-        en, zh = self._route(premises, hypotheses)
         out = [0.0] * len(premises)
-        for idx, model in ((en, self.english), (zh, self.multilingual)):
-            if idx:
-                got = await model.entailment([premises[i] for i in idx], [hypotheses[i] for i in idx])
-                for i, v in zip(idx, got, strict=True):
-                    out[i] = v
+        for idx, model in self._route(premises, hypotheses):
+            got = await model.entailment([premises[i] for i in idx], [hypotheses[i] for i in idx])
+            for i, v in zip(idx, got, strict=True):
+                out[i] = v
         return out
 
     def describe(self) -> dict[str, Any]:
@@ -335,22 +324,7 @@ class ByLanguage:
         return f"ByLanguage({self.english!r}, {self.multilingual!r})"
 
 
-def packaged_verifier(*, cache_size: int = CACHE_SIZE) -> Verifier:
-    """The packaged verifiers as one: MiniLM-L6 for English and, for pairs with Chinese, the
-    multilingual e5 verifier (:class:`ByLanguage`); MiniLM alone where the e5 model is not
-    installed."""
-    english = OnnxVerifier(cache_size=cache_size)
-    e5 = packaged_multilingual_dir()
-    if not (e5 / "model.onnx").is_file():
-        return english
-    multilingual = OnnxVerifier(e5, cache_size=cache_size, languages=("en", "zh"))
-    multilingual.packaged = True
-    multilingual.name = "verifier:e5-small-l6-int8"
-    return ByLanguage(english, multilingual)
-
-
 @lru_cache(maxsize=1)
-def default_verifier() -> Verifier:
-    """The packaged verifier (:func:`packaged_verifier`), shared by every judge in the process
-    (loaded on first use)."""
-    return packaged_verifier()
+def default_verifier() -> OnnxVerifier:
+    """The packaged verifier, shared by every judge in the process (loaded on first use)."""
+    return OnnxVerifier()
