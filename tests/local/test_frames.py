@@ -28,18 +28,38 @@ MUSEUM = "The museum is open from Tuesday to Sunday. It is closed on Mondays."
         ("The capital of Australia is Sydney.", AUSTRALIA, "conflict"),
         ("Sydney is the largest city in Australia.", AUSTRALIA, "agrees"),
         # a noun from another sentence in a noun's place
-        ("Insulin is produced by the liver.",
-         "Insulin is a hormone produced by the pancreas. The liver stores glucose as glycogen.", "conflict"),
+        (
+            "Insulin is produced by the liver.",
+            "Insulin is a hormone produced by the pancreas. The liver stores glucose as glycogen.",
+            "conflict",
+        ),
         # a number from another clause of the same sentence
-        ("The library opens at 11 a.m. on weekdays.",
-         "The library opens at 9 a.m. on weekdays and at 11 a.m. on Saturdays.", "conflict"),
+        (
+            "The library opens at 11 a.m. on weekdays.",
+            "The library opens at 9 a.m. on weekdays and at 11 a.m. on Saturdays.",
+            "conflict",
+        ),
         # roles exchanged around the same verb; the passive and the opposite verb cancel it
-        ("Lena Marsh beat Serena Okafor in the final.", "Serena Okafor beat Lena Marsh in the final.", "conflict"),
-        ("Blood is pumped through the body by the heart.", "The heart pumps blood through the body.", "agrees"),
-        ("The Atlantic Ocean is smaller than the Pacific Ocean.",
-         "The Pacific Ocean is larger than the Atlantic Ocean.", "agrees"),
-        ("The Atlantic Ocean is larger than the Pacific Ocean.",
-         "The Pacific Ocean is larger than the Atlantic Ocean.", "conflict"),
+        (
+            "Lena Marsh beat Serena Okafor in the final.",
+            "Serena Okafor beat Lena Marsh in the final.",
+            "conflict",
+        ),
+        (
+            "Blood is pumped through the body by the heart.",
+            "The heart pumps blood through the body.",
+            "agrees",
+        ),
+        (
+            "The Atlantic Ocean is smaller than the Pacific Ocean.",
+            "The Pacific Ocean is larger than the Atlantic Ocean.",
+            "agrees",
+        ),
+        (
+            "The Atlantic Ocean is larger than the Pacific Ocean.",
+            "The Pacific Ocean is larger than the Atlantic Ocean.",
+            "conflict",
+        ),
         # a negation and an opposite cancel; a negated claim with another filler is no contradiction
         ("The museum does not open on Mondays.", MUSEUM, "agrees"),
         ("The museum is open on Mondays.", MUSEUM, "conflict"),
@@ -52,13 +72,23 @@ MUSEUM = "The museum is open from Tuesday to Sunday. It is closed on Mondays."
         # thing is no swap, and the clause that states the claim wins over it
         ("日本队在决赛中输给了中国队。", "在决赛中，中国队以3比1战胜了日本队。", "agrees"),
         ("深圳的人口比广州少。", "广州的人口比深圳多，但深圳的人均收入比广州高。", "agrees"),
-        ("今年一季度该公司的利润减少了百分之三。", "今年一季度，该公司的销售额增长了百分之十五，但利润下降了百分之三。", ""),
-        ("今年一季度该公司的利润增长了百分之十五。", "今年一季度，该公司的销售额增长了百分之十五，但利润下降了百分之三。",
-         "conflict"),
+        (
+            "今年一季度该公司的利润减少了百分之三。",
+            "今年一季度，该公司的销售额增长了百分之十五，但利润下降了百分之三。",
+            "",
+        ),
+        (
+            "今年一季度该公司的利润增长了百分之十五。",
+            "今年一季度，该公司的销售额增长了百分之十五，但利润下降了百分之三。",
+            "conflict",
+        ),
         # a name of several words swapped whole
-        ("Alexander Graham Bell developed a practical incandescent light bulb.",
-         "Thomas Edison developed a practical incandescent light bulb in 1879. Alexander Graham Bell was "
-         "awarded the first patent for the telephone in 1876.", "conflict"),
+        (
+            "Alexander Graham Bell developed a practical incandescent light bulb.",
+            "Thomas Edison developed a practical incandescent light bulb in 1879. Alexander Graham Bell was "
+            "awarded the first patent for the telephone in 1876.",
+            "conflict",
+        ),
     ],
 )
 def test_frame_verdicts(claim: str, context: str, expected: str) -> None:
@@ -103,5 +133,17 @@ def test_a_close_paraphrase_the_verifier_cannot_read_reads_supported() -> None:
     assert after_rules(plain, 0.9, False) == 0.9  # a floor, not a cap
     for sign in ("ent_novel", "num_missing", "term_swap", "antonym", "neg_flip", "first_person"):
         assert not close_paraphrase({**plain, sign: 1.0}), sign
-    assert not close_paraphrase({**plain, "sim_max": 0.75}) and not close_paraphrase({**plain, "word_cov": 0.6})
+    assert not close_paraphrase({**plain, "sim_max": 0.75}) and not close_paraphrase(
+        {**plain, "word_cov": 0.6}
+    )
     assert after_rules({**plain, "frame_conflict": 1.0}, 0.66, False) == 0.3  # a swap: capped
+
+
+async def test_the_reason_names_the_close_paraphrase_floor() -> None:
+    from ragmeter.local import LocalJudge
+
+    (v,) = await LocalJudge().verify_claims(
+        ["《阿Q正传》是鲁迅写的。"], ["鲁迅创作了小说《阿Q正传》。《骆驼祥子》的作者是老舍。"]
+    )
+    assert v.confidence == 0.75
+    assert "a context sentence in other words, nothing said otherwise: at least 0.75" in v.reason

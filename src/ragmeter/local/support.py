@@ -636,6 +636,8 @@ def explain(values: dict[str, float], p: float) -> str:
         parts.append(f"stated: at least {STATED_FLOOR}")
     elif entailed_confidently(values):
         parts.append(f"entailed confidently: at least {ENTAILED_FLOOR}")
+    elif ENTAIL not in values and close_paraphrase(values):
+        parts.append(f"a context sentence in other words, nothing said otherwise: at least {PARAPHRASE_FLOOR}")
     return "; ".join(parts) + " (local judge)"
 
 
