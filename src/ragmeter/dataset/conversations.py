@@ -58,6 +58,7 @@ from typing import Any
 
 from ragmeter.dataset.messages import ChatMessage, ToolCall, dialogue
 from ragmeter.dataset.sample import Sample
+from ragmeter.dataset.trajectory import read_tool_calls, read_tools, read_topics
 from ragmeter.dataset.values import (
     as_text,
     convert_id,
@@ -76,7 +77,12 @@ from ragmeter.errors import DatasetError
 #: a turn sample's ``history`` holds at most this many messages (the most recent ones)
 HISTORY_LIMIT = 20
 #: the column that holds a conversation's messages, per format
-MESSAGE_KEYS: Mapping[str, str] = {"openai": "messages", "ragas": "user_input", "deepeval": "turns"}
+MESSAGE_KEYS: Mapping[str, str] = {
+    "openai": "messages",
+    "ragas": "user_input",
+    "deepeval": "turns",
+    "deepeval_case": "input",
+}
 #: columns read as a conversation's id, in order (DeepEval's ``name`` last)
 ID_KEYS: tuple[str, ...] = ("id", "conversation_id", "sample_id")
 _ROLE_ALIASES: Mapping[str, str] = {
@@ -89,6 +95,16 @@ _ROLE_ALIASES: Mapping[str, str] = {
     "tool": "tool",
     "function": "tool",
 }
+#: columns read as an agent's expected tool calls, declared tools and allowed topics (docs/agents.md)
+REFERENCE_TOOL_CALL_KEYS: tuple[str, ...] = (
+    "reference_tool_calls",
+    "expected_tools",
+    "expectedTools",
+    "expected_tool_calls",
+)
+TOOLS_KEYS: tuple[str, ...] = ("tools", "available_tools", "availableTools")
+TOPICS_KEYS: tuple[str, ...] = ("reference_topics",)
+_DEEPEVAL_TOOL_KEYS = ("tools_called", "toolsCalled")
 _DOC_TEXT_KEYS = ("content", "text", "page_content", "document", "chunk")
 _DOC_LIST_KEYS = ("documents", "results", "contexts", "chunks")
 _OPENAI_MESSAGE_KEYS = frozenset(
@@ -109,10 +125,15 @@ def conversation_format(record: Mapping[str, Any]) -> str | None:
     """``"openai"``, ``"ragas"`` or ``"deepeval"`` when ``record`` is a conversation row, else None.
 
     A row is a conversation when ``messages`` or ``turns`` holds a list, or when ``user_input``
-    holds a list (a Ragas single-turn row has text there)."""
+    holds a list (a Ragas single-turn row has text there); a DeepEval ``LLMTestCase`` row with
+    ``tools_called`` or ``expected_tools`` is one too (``deepeval_case``: one turn, an agent's)."""
     for fmt, key in (("openai", "messages"), ("deepeval", "turns"), ("ragas", "user_input")):
         if key in record and isinstance(_decoded(record[key]), list):
             return fmt
+    if "input" in record and any(
+        k in record and not is_missing(record[k]) for k in (*_DEEPEVAL_TOOL_KEYS, *REFERENCE_TOOL_CALL_KEYS)
+    ):
+        return "deepeval_case"
     return None
 
 
@@ -346,6 +367,29 @@ def _ragas_messages(items: list[Any], where: _Where, key: str) -> list[ChatMessa
     return out
 
 
+def _deepeval_tools(raw: Mapping[str, Any], where: _Where, at: str) -> list[ChatMessage]:
+    """A DeepEval turn's ``tools_called`` as an assistant message calling them and one tool message
+    per call holding its ``output``; [] when it called none."""
+    tools_key = "tools_called" if "tools_called" in raw else "toolsCalled"
+    field = f"{at}.{tools_key}" if at else tools_key
+    tools = _decoded(raw.get(tools_key)) if not is_missing(raw.get(tools_key)) else []
+    if not isinstance(tools, list):
+        raise where.error(f"expected a list of tool calls, got {type_name(tools)}", field)
+    calls = _tool_calls(tools, where, field)
+    if not calls:
+        return []
+    out = [ChatMessage("assistant", "", tool_calls=calls)]
+    for j, (call, tool) in enumerate(zip(calls, tools, strict=True)):
+        output = tool.get("output") if isinstance(tool, Mapping) else None
+        text = (
+            output
+            if isinstance(output, str) or is_missing(output)
+            else json.dumps(_plain(output), ensure_ascii=False, default=str)
+        )
+        out.append(ChatMessage("tool", _text(text, where, f"{field}[{j}].output"), name=call.name))
+    return out
+
+
 def _deepeval_messages(items: list[Any], where: _Where, key: str) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for i, raw in enumerate(items):
@@ -354,6 +398,7 @@ def _deepeval_messages(items: list[Any], where: _Where, key: str) -> list[ChatMe
             raise where.error(f"expected a turn object with 'role' and 'content', got {type_name(raw)}", at)
         if "role" not in raw and "input" in raw:  # the older shape: one LLMTestCase per turn
             out.append(ChatMessage("user", _text(raw.get("input"), where, f"{at}.input")))
+            out.extend(_deepeval_tools(raw, where, at))
             out.append(
                 ChatMessage(
                     "assistant",
@@ -373,23 +418,7 @@ def _deepeval_messages(items: list[Any], where: _Where, key: str) -> list[ChatMe
         if role == "user":
             out.append(ChatMessage("user", content))
             continue
-        tools_key = "tools_called" if "tools_called" in raw else "toolsCalled"
-        tools = _decoded(raw.get(tools_key)) if not is_missing(raw.get(tools_key)) else []
-        if not isinstance(tools, list):
-            raise where.error(f"expected a list of tool calls, got {type_name(tools)}", f"{at}.{tools_key}")
-        calls = _tool_calls(tools, where, f"{at}.{tools_key}")
-        if calls:
-            out.append(ChatMessage("assistant", "", tool_calls=calls))
-            for j, (call, tool) in enumerate(zip(calls, tools, strict=True)):
-                output = tool.get("output") if isinstance(tool, Mapping) else None
-                text = (
-                    output
-                    if isinstance(output, str) or is_missing(output)
-                    else json.dumps(_plain(output), ensure_ascii=False, default=str)
-                )
-                out.append(
-                    ChatMessage("tool", _text(text, where, f"{at}.{tools_key}[{j}].output"), name=call.name)
-                )
+        out.extend(_deepeval_tools(raw, where, at))
         ctx_key = "retrieval_context" if "retrieval_context" in raw else "retrievalContext"
         out.append(
             ChatMessage("assistant", content, contexts=_contexts(raw.get(ctx_key), where, f"{at}.{ctx_key}"))
@@ -451,9 +480,12 @@ def conversation_samples(
     reference: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     extras: Mapping[int, Mapping[str, Any]] | None = None,
+    agent: Mapping[str, Any] | None = None,
 ) -> list[Sample]:
     """The conversation sample, then one turn sample per answered turn with contexts (see the
-    module docstring). ``extras``: per message index, keys to put in that answer's turn metadata."""
+    module docstring). ``extras``: per message index, keys to put in that answer's turn metadata.
+    ``agent``: the conversation sample's ``reference_tool_calls``, ``tools`` and
+    ``reference_topics`` (:mod:`ragmeter.dataset.trajectory`), when given."""
     messages = tuple(messages)
     cid = str(conversation_id)
     out = [
@@ -463,6 +495,7 @@ def conversation_samples(
             messages=messages,
             reference=reference,
             metadata=dict(metadata or {}),
+            **dict(agent or {}),
         )
     ]
     turn = 0
@@ -548,19 +581,33 @@ def read_conversation(
         )
     where = _Where(file, row)
     key = MESSAGE_KEYS[fmt]
-    items = _plain(_decoded(record[key]))
-    if not items:
-        raise where.error("the conversation has no messages", key)
     extras: dict[int, dict[str, Any]] = {}
-    if fmt == "openai":
-        messages, extras = _openai_messages(items, where, key)
-    elif fmt == "ragas":
-        messages = _ragas_messages(items, where, key)
-    else:
-        messages = _deepeval_messages(items, where, key)
-    _check_order(messages, where, key)
     used = {key}
+    if fmt == "deepeval_case":  # one LLMTestCase: the input, the tools it called, the output
+        messages = [ChatMessage("user", _text(record.get("input"), where, "input"))]
+        messages.extend(_deepeval_tools(record, where, ""))
+        messages.append(
+            ChatMessage(
+                "assistant",
+                _text(record.get("actual_output"), where, "actual_output"),
+                contexts=_contexts(record.get("retrieval_context"), where, "retrieval_context"),
+            )
+        )
+        used.update(("actual_output", "retrieval_context", *_DEEPEVAL_TOOL_KEYS))
+    else:
+        items = _plain(_decoded(record[key]))
+        if not items:
+            raise where.error("the conversation has no messages", key)
+        if fmt == "openai":
+            messages, extras = _openai_messages(items, where, key)
+        elif fmt == "ragas":
+            messages = _ragas_messages(items, where, key)
+        else:
+            messages = _deepeval_messages(items, where, key)
+    _check_order(messages, where, key)
     reference_key = "reference"
+    if fmt == "deepeval_case":
+        reference_key = "expected_output"
     if fmt == "deepeval":
         reference_key = "expectedOutcome" if "expectedOutcome" in record else "expected_outcome"
         role_key = "chatbotRole" if "chatbotRole" in record else "chatbot_role"
@@ -570,6 +617,8 @@ def read_conversation(
         used.add(role_key)
     reference = convert_text(record.get(reference_key), file=file, row=row, column=reference_key)
     used.add(reference_key)
+    agent = _agent_fields(record, file, row)
+    used.update(k for k in (*REFERENCE_TOOL_CALL_KEYS, *TOOLS_KEYS, *TOPICS_KEYS) if k in record)
     cid, id_key = _conversation_id(record, fmt, where, id_column)
     if id_key is not None:
         used.add(id_key)
@@ -577,9 +626,31 @@ def read_conversation(
         str(k): jsonable(v, file=file, row=row, column=str(k)) for k, v in record.items() if k not in used
     }
     samples = conversation_samples(
-        cid if cid is not None else str(row), messages, reference=reference, metadata=metadata, extras=extras
+        cid if cid is not None else str(row),
+        messages,
+        reference=reference,
+        metadata=metadata,
+        extras=extras,
+        agent=agent,
     )
     return samples, cid is not None
+
+
+def _agent_fields(record: Mapping[str, Any], file: str | None, row: int) -> dict[str, Any]:
+    """The row's expected tool calls, declared tools and allowed topics, as sample fields (absent
+    when the row has none)."""
+    out: dict[str, Any] = {}
+    readers = (
+        ("reference_tool_calls", REFERENCE_TOOL_CALL_KEYS, read_tool_calls),
+        ("tools", TOOLS_KEYS, read_tools),
+        ("reference_topics", TOPICS_KEYS, read_topics),
+    )
+    for name, keys, read in readers:
+        key = next((k for k in keys if k in record and not is_missing(_decoded(record[k]))), None)
+        if key is not None:
+            value = _plain(_decoded(record[key]))
+            out[name] = read(value, file=file, row=row, field=key)  # type: ignore[operator]
+    return out
 
 
 __all__ = [

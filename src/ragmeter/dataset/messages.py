@@ -19,6 +19,7 @@ Every field is plain text, so a message survives the run store's JSON unchanged:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,26 @@ class ToolCall:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
         return cls(str(data.get("name", "")), str(data.get("arguments", "")), data.get("id"))
+
+    @property
+    def args(self) -> dict[str, Any] | None:
+        """The arguments as a JSON object: ``{}`` when there are none, None when ``arguments`` is
+        not a JSON object (a model that wrote broken JSON: ``tool_args_valid`` says so)."""
+        text = self.arguments.strip()
+        if not text:
+            return {}
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def show(self, limit: int = 200) -> str:
+        """``name({"k": v})`` on one line, the arguments cut at ``limit`` characters."""
+        args = " ".join(self.arguments.split())
+        if len(args) > limit:
+            args = args[: limit - 1] + "…"
+        return f"{self.name}({args})"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
 
-from ragmeter.dataset.messages import ChatMessage, as_messages, system_prompt
+from ragmeter.dataset.messages import ChatMessage, ToolCall, as_messages, system_prompt
 
 #: Fields a metric may declare in ``Metric.requires``. ``messages`` and ``history`` are a
 #: conversation's and a turn's messages; ``system_prompt`` is derived from ``messages`` (the text of
@@ -26,13 +26,37 @@ SAMPLE_FIELDS: tuple[str, ...] = (
     "messages",
     "history",
     "system_prompt",
+    "reference_tool_calls",
+    "tools",
+    "reference_topics",
 )
 #: The fields a conversation gives its samples; ``to_dict`` leaves them out while they are None, so
 #: a plain sample's record (and the dataset hash) is what it was before conversations existed.
-CONVERSATION_FIELDS: tuple[str, ...] = ("conversation_id", "turn", "history", "messages")
+#: The last three are an agent's (docs/agents.md): the expected tool calls, the tools declared for
+#: the run (``{"name", "description", "parameters"}``), and the topics it may talk about.
+CONVERSATION_FIELDS: tuple[str, ...] = (
+    "conversation_id",
+    "turn",
+    "history",
+    "messages",
+    "reference_tool_calls",
+    "tools",
+    "reference_topics",
+)
 #: What a sample is scored as: a ``"sample"`` (a plain sample or a turn of a conversation) or a
 #: ``"conversation"`` (a sample with ``messages``). A metric scores the samples of its ``level``.
 LEVELS: tuple[str, ...] = ("sample", "conversation")
+
+
+#: list fields stored as tuples
+_TUPLE_FIELDS = (
+    "contexts",
+    "reference_contexts",
+    "context_ids",
+    "reference_context_ids",
+    "tools",
+    "reference_topics",
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +70,10 @@ class Sample:
     sample belongs to; ``turn`` is a turn sample's index in it (1-based, the n-th user message; None
     for the conversation sample); ``history`` is a turn's earlier user and assistant messages;
     ``messages`` is the whole conversation, on the conversation sample only.
+
+    Agents (docs/agents.md), on the conversation sample: ``reference_tool_calls`` are the calls
+    expected of it; ``tools`` the tools declared for the run (``{"name", "description",
+    "parameters"}``: a JSON schema); ``reference_topics`` the topics it may talk about.
     """
 
     question: str = ""
@@ -61,10 +89,13 @@ class Sample:
     turn: int | None = None
     history: tuple[ChatMessage, ...] | None = None
     messages: tuple[ChatMessage, ...] | None = None
+    reference_tool_calls: tuple[ToolCall, ...] | None = None
+    tools: tuple[Mapping[str, Any], ...] | None = None
+    reference_topics: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         # Accept lists from callers and store tuples so the sample stays immutable.
-        for name in ("contexts", "reference_contexts", "context_ids", "reference_context_ids"):
+        for name in _TUPLE_FIELDS:
             value = getattr(self, name)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
@@ -74,6 +105,13 @@ class Sample:
                 not isinstance(value, tuple) or any(not isinstance(m, ChatMessage) for m in value)
             ):
                 object.__setattr__(self, name, as_messages(value))
+        calls = self.reference_tool_calls
+        if calls is not None and (not isinstance(calls, tuple) or any(not isinstance(c, ToolCall) for c in calls)):
+            object.__setattr__(
+                self,
+                "reference_tool_calls",
+                tuple(c if isinstance(c, ToolCall) else ToolCall.from_dict(c) for c in calls),
+            )
 
     @property
     def level(self) -> str:
@@ -86,10 +124,13 @@ class Sample:
         return system_prompt(self.messages)
 
     def has(self, name: str) -> bool:
-        """True when field ``name`` holds usable content (non-empty text or a non-empty list)."""
+        """True when field ``name`` holds usable content (non-empty text or a non-empty list; for
+        ``reference_tool_calls`` any list, as an empty one says no call is expected)."""
         value = getattr(self, name)
         if value is None:
             return False
+        if name == "reference_tool_calls":  # an empty list is a reference: no call expected
+            return True
         if isinstance(value, str):
             return bool(value.strip())
         if isinstance(value, tuple):
@@ -103,8 +144,10 @@ class Sample:
             if name in CONVERSATION_FIELDS:
                 if value is None:
                     continue
-                if name in ("history", "messages"):
+                if name in ("history", "messages", "reference_tool_calls"):
                     value = [m.to_dict() for m in value]
+                elif isinstance(value, tuple):
+                    value = [dict(v) if isinstance(v, Mapping) else v for v in value]
             elif isinstance(value, tuple):
                 value = list(value)
             elif name == "metadata":

@@ -6,7 +6,9 @@ Importing this package registers the built-in metrics by name (see :func:`list_m
 ``context_recall``, ``noise_sensitivity``, ``factual_correctness``, ``answer_correctness``,
 ``correctness``, ``relevancy``, ``guideline_adherence``, ``pairwise``; per conversation
 ``knowledge_retention``, ``conversation_relevancy``, ``conversation_completeness``,
-``role_adherence``; :func:`rubric` defines more.
+``role_adherence``; per agent trajectory ``tool_call_correctness``, ``tool_call_f1``,
+``tool_call_accuracy``, ``tool_args_valid``, ``redundant_calls``, ``agent_goal_success``,
+``tool_selection``, ``topic_adherence`` (docs/agents.md); :func:`rubric` defines more.
 Ragas's names for them (``answer_relevancy``, ``llm_context_precision_with_reference``...) are
 accepted too (:func:`list_aliases`, :mod:`ragmeter.metrics.aliases`).
 Formulas, inputs and judge calls of each are in docs/metrics.md.
@@ -34,6 +36,13 @@ from ragmeter.metrics.repeat import Repeated
 from ragmeter.metrics.retrieval import RETRIEVAL_METRICS  # noqa: F401  (registers the retrieval metrics)
 from ragmeter.metrics.rubric import RubricMetric, rubric
 from ragmeter.metrics.similarity import SemanticSimilarity
+from ragmeter.metrics.tool_calls import (
+    RedundantCalls,
+    ToolArgsValid,
+    ToolCallAccuracy,
+    ToolCallCorrectness,
+    ToolCallF1,
+)
 
 __all__ = [
     "AnswerCorrectness",
@@ -55,6 +64,7 @@ __all__ = [
     "MetricAlias",
     "NoiseSensitivity",
     "Pairwise",
+    "RedundantCalls",
     "Relevancy",
     "Repeated",
     "RoleAdherence",
@@ -64,6 +74,10 @@ __all__ = [
     "ScoreError",
     "SemanticSimilarity",
     "TokenF1",
+    "ToolArgsValid",
+    "ToolCallAccuracy",
+    "ToolCallCorrectness",
+    "ToolCallF1",
     "get_metric",
     "list_aliases",
     "list_metrics",

@@ -1,0 +1,230 @@
+"""An agent's trajectory, read from a conversation's messages (see docs/agents.md).
+
+An agent is a conversation whose assistant messages call tools: each call (:class:`ToolCall`:
+name, arguments as JSON text, id) is answered by a ``tool`` message holding its result. This
+module reads the calls of a conversation sample in order, pairs each with its result, and reads
+the tools declared for the run:
+
+- :func:`tool_steps` -> one :class:`ToolStep` per call, numbered 1.. in the order the calls were
+  made (a message's parallel calls in their listed order), each with the result that answers it:
+  the tool message whose ``tool_call_id`` names the call, else the first unanswered tool message
+  after it (of the same tool, when the message names one); None when no result came back.
+- :func:`read_tools` -> the declared tools as ``{"name", "description", "parameters"}`` objects
+  (``parameters``: the JSON schema of the arguments, ``{}`` when none is given), from any of the
+  shapes users have them in: OpenAI's ``{"type": "function", "function": {...}}``, the bare
+  function object, Anthropic's ``input_schema``, MCP's ``inputSchema``, or a LlamaIndex tool
+  (its ``metadata``).
+- :func:`read_tool_calls` -> reference (expected) tool calls, from the shapes of the three
+  frameworks: ``{"name", "arguments" | "args"}`` (OpenAI, Ragas ``ToolCall``), DeepEval's
+  ``{"name", "input_parameters"}``, LlamaIndex's ``{"tool_name", "tool_kwargs"}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragmeter.dataset.messages import ChatMessage, ToolCall
+from ragmeter.errors import DatasetError
+
+#: the keys a tool call's name and arguments are read from, in order, across the frameworks
+NAME_KEYS = ("name", "tool_name")
+ARGUMENT_KEYS = ("arguments", "args", "input_parameters", "inputParameters", "tool_kwargs", "kwargs")
+
+
+@dataclass(frozen=True)
+class ToolStep:
+    """One tool call of a trajectory: ``index`` (1-based, in call order), the ``call``, the
+    ``result`` that answers it (None when none came back), and the ``turn`` it was made in (the
+    n-th user message; 0 before the first)."""
+
+    index: int
+    call: ToolCall
+    result: str | None
+    turn: int
+
+    def to_dict(self, result_limit: int | None = None) -> dict[str, Any]:
+        result = self.result
+        if result is not None and result_limit is not None and len(result) > result_limit:
+            result = result[: result_limit - 1] + "…"
+        return {"index": self.index, "turn": self.turn, **self.call.to_dict(), "result": result}
+
+
+def tool_calls(messages: Sequence[ChatMessage] | None) -> list[ToolCall]:
+    """Every tool call the assistant made, in order."""
+    return [c for m in messages or () if m.role == "assistant" for c in m.tool_calls]
+
+
+def tool_steps(messages: Sequence[ChatMessage] | None) -> list[ToolStep]:
+    """The calls with their results (see the module docstring)."""
+    steps: list[tuple[ToolCall, int]] = []
+    results: dict[int, str] = {}
+    turn = 0
+    previous_user = False
+    for m in messages or ():
+        if m.role == "user" and not previous_user:
+            turn += 1
+        previous_user = m.role == "user"
+        if m.role == "assistant":
+            steps.extend((c, turn) for c in m.tool_calls)
+        elif m.role == "tool":
+            open_steps = [k for k in range(len(steps)) if k not in results]
+            by_id = [k for k in open_steps if m.tool_call_id is not None and steps[k][0].id == m.tool_call_id]
+            by_name = [k for k in open_steps if steps[k][0].name == m.name]
+            chosen = by_id or by_name or open_steps
+            if chosen:
+                results[chosen[0]] = m.content
+    return [ToolStep(k + 1, call, results.get(k), t) for k, (call, t) in enumerate(steps)]
+
+
+# ------------------------------------------------------------------------------- reading
+
+
+def _error(message: str, file: str | None, row: int | None, field: str) -> DatasetError:
+    return DatasetError(message, file=file, row=row, field=field)
+
+
+def _object(value: Any) -> Any:
+    """A pydantic model or a dataclass-like object as a dict; anything else as it is."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        return dump()
+    return value
+
+
+def _json_value(value: Any, file: str | None, row: int | None, field: str) -> Any:
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in "[{":
+            try:
+                return json.loads(text)
+            except ValueError as exc:
+                raise _error(f"not valid JSON: {exc}", file, row, field) from exc
+    return value
+
+
+def read_tool_calls(
+    value: Any, *, file: str | None = None, row: int | None = None, field: str = "reference_tool_calls"
+) -> tuple[ToolCall, ...]:
+    """Expected tool calls (see the module docstring); a JSON list in a string is read too."""
+    value = _json_value(value, file, row, field)
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        value = list(value) if hasattr(value, "__iter__") and not isinstance(value, (str, Mapping)) else value
+    if not isinstance(value, (list, tuple)):
+        raise _error(f"expected a list of tool calls, got {type(value).__name__}", file, row, field)
+    out = []
+    for j, item in enumerate(value):
+        at = f"{field}[{j}]"
+        item = _object(item)
+        if isinstance(item, ToolCall):
+            out.append(item)
+            continue
+        if not isinstance(item, Mapping):
+            raise _error(f"expected a tool call object, got {type(item).__name__}", file, row, at)
+        source: Mapping[str, Any] = _function(item)
+        name = next((source[k] for k in NAME_KEYS if isinstance(source.get(k), str)), None)
+        if not name or not name.strip():
+            raise _error("a tool call without a name ('name' or 'tool_name')", file, row, at)
+        args = next((source[k] for k in ARGUMENT_KEYS if k in source), None)
+        if args is None:
+            text = ""
+        elif isinstance(args, str):
+            text = args
+        else:
+            try:
+                text = json.dumps(_object(args), ensure_ascii=False, sort_keys=False)
+            except (TypeError, ValueError) as exc:
+                raise _error(
+                    f"tool call arguments are not JSON data: {exc}", file, row, f"{at}.arguments"
+                ) from exc
+        call_id = item.get("id", item.get("tool_id"))
+        out.append(ToolCall(name.strip(), text, None if call_id is None else str(call_id)))
+    return tuple(out)
+
+
+def _function(item: Mapping[str, Any]) -> Mapping[str, Any]:
+    """OpenAI's ``{"type": "function", "function": {...}}`` wrapper taken off."""
+    inner = item.get("function")
+    return inner if isinstance(inner, Mapping) else item
+
+
+def _tool_object(item: Any) -> Any:
+    """A LlamaIndex tool (``.metadata`` with ``name``, ``description``, ``get_parameters_dict``)
+    as a dict; other objects through :func:`_object`."""
+    meta = getattr(item, "metadata", None)
+    if meta is not None and hasattr(meta, "get_parameters_dict") and hasattr(meta, "name"):
+        return {"name": meta.name, "description": meta.description, "parameters": meta.get_parameters_dict()}
+    return _object(item)
+
+
+def read_tools(
+    value: Any, *, file: str | None = None, row: int | None = None, field: str = "tools"
+) -> tuple[dict[str, Any], ...]:
+    """The declared tools (see the module docstring)."""
+    value = _json_value(value, file, row, field)
+    if value is None:
+        return ()
+    if isinstance(value, Mapping) or not hasattr(value, "__iter__") or isinstance(value, str):
+        raise _error(f"expected a list of tools, got {type(value).__name__}", file, row, field)
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for j, item in enumerate(value):
+        at = f"{field}[{j}]"
+        item = _tool_object(item)
+        if not isinstance(item, Mapping):
+            raise _error(f"expected a tool object, got {type(item).__name__}", file, row, at)
+        source = _function(item)
+        name = source.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise _error("a tool without a name", file, row, f"{at}.name")
+        if name in seen:
+            raise _error(f"tool {name!r} is declared twice", file, row, f"{at}.name")
+        seen.add(name)
+        params: Any = next(
+            (source[k] for k in ("parameters", "input_schema", "inputSchema") if source.get(k) is not None),
+            {},
+        )
+        params = _json_value(params, file, row, f"{at}.parameters")
+        if not isinstance(params, Mapping):
+            raise _error(
+                f"a tool's parameters must be a JSON schema object, got {type(params).__name__}",
+                file,
+                row,
+                f"{at}.parameters",
+            )
+        description = source.get("description")
+        out.append(
+            {
+                "name": name.strip(),
+                "description": description.strip() if isinstance(description, str) else "",
+                "parameters": json.loads(json.dumps(params, default=str)),
+            }
+        )
+    return tuple(out)
+
+
+def read_topics(
+    value: Any, *, file: str | None = None, row: int | None = None, field: str = "reference_topics"
+) -> tuple[str, ...]:
+    """The topics an agent may talk about (Ragas's ``reference_topics``): a list of texts."""
+    value = _json_value(value, file, row, field)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise _error(f"expected a list of topics, got {type(value).__name__}", file, row, field)
+    out = []
+    for j, t in enumerate(value):
+        if not isinstance(t, str):
+            raise _error(f"expected a topic as text, got {type(t).__name__}", file, row, f"{field}[{j}]")
+        if t.strip():
+            out.append(t.strip())
+    return tuple(out)
+
+
+__all__ = ["ToolStep", "read_tool_calls", "read_tools", "read_topics", "tool_calls", "tool_steps"]
