@@ -19,6 +19,8 @@ DEV_FILES = (
     "textbook_heldout",
     "textbook_final",
     "textbook_fresh",
+    "agent_trajectories_dev",
+    "agent_trajectories_heldout",
     "short_reference_dev",
     "wikieval_dev",
     "news_summaries_constructed",

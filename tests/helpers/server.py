@@ -152,10 +152,19 @@ _NEW_STEPS = {
     "check_contexts": "check",
     "grade": "grade",
     "compare": "compare",
+    "check_goal": "goal",
+    "check_tool_selection": "tool_choice",
+    "check_topics": "topics",
 }
 
 
 def _step_from_props(props: dict[str, Any]) -> str:
+    if "achieved" in props:
+        return "goal"
+    if "topics" in props:
+        return "topics"
+    if "right_tool" in (((props.get("verdicts") or {}).get("items") or {}).get("properties") or {}):
+        return "tool_choice"
     if "passages" in props:
         return "check"
     if "needed" in props:
@@ -195,8 +204,56 @@ def _numbered(block: str, pattern: str) -> list[tuple[int, str]]:
     return out
 
 
+_NUM_RE = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _respond_agent(step: str, text: str) -> str:
+    """Toy answers for the agent steps, read from the trajectory's lines ("User:", "Call [k]:",
+    "Result [k]:", "Assistant:"; en and zh labels): a goal is achieved when the last reply's
+    numbers are all in the results and no result is an error; a call is the right tool when a word
+    of the tool's name is in the user's messages; a user message is a topic, allowed when it shares
+    a word with the allowed topics, answered unless the next reply declines."""
+    block = _section(text, ("Trajectory:", "轨迹："), ("\nOutput:", "\n输出："))
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    user = [re.split(r"[:：]", line, maxsplit=1)[1] for line in lines if line.startswith(("User", "用户"))]
+    results = [line for line in lines if line.startswith(("Result", "结果"))]
+    replies = [line for line in lines if line.startswith(("Assistant", "助手"))]
+    if step == "goal":
+        last = replies[-1] if replies else ""
+        have = {n for r in results for n in _NUM_RE.findall(r)} | {n for u in user for n in _NUM_RE.findall(u)}
+        made_up = [n for n in _NUM_RE.findall(last) if n not in have]
+        failed = any(re.search(r"error|错误", r, re.I) for r in results)
+        achieved = bool(last) and not made_up and not failed
+        return json.dumps(
+            {"goal": " ".join(user)[:80], "end_state": last[:80], "reason": "toy rule", "achieved": achieved},
+            ensure_ascii=False,
+        )
+    if step == "tool_choice":
+        asked = " ".join(user).lower()
+        verdicts = []
+        for line in lines:
+            m = re.match(r"(?:Call|调用) \[(\d+)\][:：]\s*([\w.-]+)\(", line)
+            if m:
+                right = any(w in asked for w in m.group(2).lower().split("_") if len(w) > 2)
+                verdicts.append({"index": int(m.group(1)), "reason": "toy rule", "right_tool": right})
+        return json.dumps({"verdicts": verdicts})
+    allowed = _words(_section(text, ("Allowed topics:", "允许的话题："), ("\nTrajectory:", "\n轨迹：")))
+    topics = []
+    for i, line in enumerate(lines):
+        if line.startswith(("User", "用户")):
+            said = re.split(r"[:：]", line, maxsplit=1)[1].strip()
+            nxt = next((r for r in lines[i + 1 :] if r.startswith(("Assistant", "助手"))), "")
+            declined = bool(re.search(r"can't|cannot|only help|无法|只能", nxt, re.I))
+            on = _overlap(_words(said), allowed) > 0
+            topics.append({"topic": said[:60], "reason": "toy rule", "allowed": on, "answered": not declined})
+    return json.dumps({"topics": topics}, ensure_ascii=False)
+
+
 def _respond_new(step: str, text: str) -> str:
-    """Answers for rate_sentences, rate_chunks, analyse_contexts, extract_claims_many, grade, compare."""
+    """Answers for rate_sentences, rate_chunks, analyse_contexts, extract_claims_many, grade, compare,
+    and the agent steps."""
+    if step in ("goal", "tool_choice", "topics"):
+        return _respond_agent(step, text)
     question = _line_value(text, ("Question:", "问题："))
     q_words = _words(question)
     if step == "needed":

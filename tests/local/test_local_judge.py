@@ -61,6 +61,7 @@ def test_is_a_judge_and_supports_exactly_its_steps() -> None:
         "rate_turn_relevance",
         "check_completeness",
         "check_retention",
+        "check_goal",
     }
 
 

@@ -166,7 +166,14 @@ def render_reports(reports: Any) -> None:
             )  # fmt: skip
         console.print(table)
     for r in reports:
-        if r.kind == "pair":
+        if r.kind == "left_out":
+            console.print(
+                f"{Path(r.file or '').name} · {r.metric}: left out ({r.stats['n']} judgement(s)): {r.stats['left_out']}",
+                markup=False,
+                highlight=False,
+            )
+    for r in reports:
+        if r.kind in ("pair", "left_out"):
             continue
         s = dict(r.stats)
         where = f"run {r.run_id}" if r.run_id else Path(r.file or "").name

@@ -6,7 +6,9 @@ JSONL, one record a line, in one of two shapes (``data/README.md``):
   "preferred": "a"|"b"}``. The fields outside ``a``/``b`` are shared by both variants; ``a`` and
   ``b`` override any of them (usually ``answer``, or ``contexts`` for context relevance).
 * **point**: ``{"id", "aspect", "kind": "point", <sample fields>, "label": 0..1,
-  "label_kind": "binary"|"graded"}``. Binary labels are 0 or 1; graded labels lie in [0, 1].
+  "label_kind": "binary"|"graded"}``. Binary labels are 0 or 1; graded labels lie in [0, 1]. A
+  point whose fields are a conversation (``messages``, ``turns``, ``user_input``: an agent's
+  trajectory, with ``tools`` and ``reference_tool_calls``) labels the conversation sample.
 
 ``aspect`` is one of :data:`ASPECTS`; a record may name the metric instead (``"metric":
 "faithfulness"``, any metric name), or both, and then that metric scores it. Sample fields use the
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ragmeter.dataset.columns import ColumnResolver
+from ragmeter.dataset.conversations import conversation_format, read_conversation
 from ragmeter.dataset.readers import read_json, read_jsonl
 from ragmeter.dataset.sample import Sample
 from ragmeter.dataset.validate import DatasetErrors, convert_id, to_sample
@@ -198,6 +201,17 @@ def metric_name(record: Mapping[str, Any], *, file: str | None, row: int) -> str
     return metric.strip()
 
 
+def _point_sample(
+    base: Mapping[str, Any], *, row: int, file: str | None, resolver: ColumnResolver
+) -> Sample:
+    """The labelled sample: a conversation's (an agent's trajectory: ``messages`` with tool calls,
+    ``tools``, ``reference_tool_calls``...) read by the conversation reader, else a plain one."""
+    if conversation_format(base) is not None:
+        samples, _ = read_conversation(base, row=row, file=file)
+        return samples[0]
+    return to_sample(base, row=row, file=file, resolver=resolver)
+
+
 def judgement_from_record(
     record: Mapping[str, Any], *, row: int, file: str | None = None, resolver: ColumnResolver | None = None
 ) -> Judgement:
@@ -232,7 +246,7 @@ def judgement_from_record(
             if key in record:
                 raise DatasetError(f"{key!r} belongs to a pair, not a point", file=file, row=row, field=key)
         label, label_kind = label_value(record, file=file, row=row)
-        sample = to_sample(base, row=row, file=file, resolver=resolver)
+        sample = _point_sample(base, row=row, file=file, resolver=resolver)
         sample = dataclasses.replace(
             sample, id=jid, metadata={**sample.metadata, **meta, "label": label, "label_kind": label_kind}
         )

@@ -37,13 +37,16 @@ ARGUMENT_KEYS = ("arguments", "args", "input_parameters", "inputParameters", "to
 @dataclass(frozen=True)
 class ToolStep:
     """One tool call of a trajectory: ``index`` (1-based, in call order), the ``call``, the
-    ``result`` that answers it (None when none came back), and the ``turn`` it was made in (the
-    n-th user message; 0 before the first)."""
+    ``result`` that answers it (None when none came back), the ``turn`` it was made in (the n-th
+    user message; 0 before the first), and where the call and its result are among the messages
+    (``call_at``, ``result_at``: 0-based indices; ``result_at`` None without a result)."""
 
     index: int
     call: ToolCall
     result: str | None
     turn: int
+    call_at: int = 0
+    result_at: int | None = None
 
     def to_dict(self, result_limit: int | None = None) -> dict[str, Any]:
         result = self.result
@@ -59,24 +62,28 @@ def tool_calls(messages: Sequence[ChatMessage] | None) -> list[ToolCall]:
 
 def tool_steps(messages: Sequence[ChatMessage] | None) -> list[ToolStep]:
     """The calls with their results (see the module docstring)."""
-    steps: list[tuple[ToolCall, int]] = []
-    results: dict[int, str] = {}
+    steps: list[tuple[ToolCall, int, int]] = []
+    results: dict[int, tuple[str, int]] = {}
     turn = 0
     previous_user = False
-    for m in messages or ():
+    for at, m in enumerate(messages or ()):
         if m.role == "user" and not previous_user:
             turn += 1
         previous_user = m.role == "user"
         if m.role == "assistant":
-            steps.extend((c, turn) for c in m.tool_calls)
+            steps.extend((c, turn, at) for c in m.tool_calls)
         elif m.role == "tool":
             open_steps = [k for k in range(len(steps)) if k not in results]
             by_id = [k for k in open_steps if m.tool_call_id is not None and steps[k][0].id == m.tool_call_id]
             by_name = [k for k in open_steps if steps[k][0].name == m.name]
             chosen = by_id or by_name or open_steps
             if chosen:
-                results[chosen[0]] = m.content
-    return [ToolStep(k + 1, call, results.get(k), t) for k, (call, t) in enumerate(steps)]
+                results[chosen[0]] = (m.content, at)
+    out = []
+    for k, (call, t, call_at) in enumerate(steps):
+        result, result_at = results.get(k, (None, None))
+        out.append(ToolStep(k + 1, call, result, t, call_at, result_at))
+    return out
 
 
 # ------------------------------------------------------------------------------- reading

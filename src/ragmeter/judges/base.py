@@ -42,6 +42,19 @@ read as :func:`exchanges` (exchange ``k``: the user's message(s) and the assista
 - ``check_role_adherence(role, dialogue, lang=)`` -> one :class:`TurnVerdict` per answered exchange:
   does the reply keep the role the system message gives
 
+Agent steps (the trajectory metrics, :mod:`ragmeter.metrics.agent`) take the conversation's
+``messages`` (:class:`~ragmeter.dataset.messages.ChatMessage`: the user's messages, the agent's
+tool calls and their results, its replies), read as a trajectory
+(:mod:`ragmeter.dataset.trajectory`; the calls numbered 1.. in order):
+
+- ``check_goal(messages, outcome=, lang=)`` -> :class:`Verdict`: ``claim`` the user's goal,
+  ``supported`` whether the trajectory achieved it (with ``outcome``, the expected end state: and
+  whether the end state matches it), ``evidence`` the end state the judge read
+- ``check_tool_selection(messages, tools, lang=)`` -> one :class:`TurnVerdict` per tool call (``turn``:
+  the call's number): was it the right tool to call, given the request and the declared ``tools``
+- ``check_topics(messages, topics, lang=)`` -> one :class:`TopicVerdict` per topic the user raised:
+  is it among the allowed ``topics``, and did the agent answer it
+
 A judge that cannot do a step raises :class:`~ragmeter.errors.UnsupportedStepError` from it, and
 returns False from ``supports(step)`` so the runner can refuse the run before any call.
 
@@ -63,6 +76,8 @@ from ragmeter.errors import UnsupportedStepError
 if TYPE_CHECKING:
     import numpy as np
 
+    from ragmeter.dataset.messages import ChatMessage
+
 STEPS: tuple[str, ...] = (
     "extract_claims",
     "verify_claims",
@@ -78,6 +93,9 @@ STEPS: tuple[str, ...] = (
     "check_retention",
     "check_completeness",
     "check_role_adherence",
+    "check_goal",
+    "check_tool_selection",
+    "check_topics",
 )
 
 
@@ -227,6 +245,20 @@ class RetentionCheck:
     verdicts: tuple[TurnVerdict, ...]
 
 
+@dataclass(frozen=True)
+class TopicVerdict:
+    """A topic the user raised in a conversation: whether it falls under the allowed topics
+    (``allowed``) and whether the agent answered it rather than refusing (``answered``)."""
+
+    topic: str
+    allowed: bool
+    answered: bool
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"topic": self.topic, "allowed": self.allowed, "answered": self.answered, "reason": self.reason}
+
+
 @runtime_checkable
 class Judge(Protocol):
     """Anything that answers metric steps. See the module docstring for the steps."""
@@ -293,6 +325,18 @@ class Judge(Protocol):
     async def check_role_adherence(
         self, role: str, dialogue: Sequence[tuple[str, str]], *, lang: str = "en"
     ) -> list[TurnVerdict]: ...
+
+    async def check_goal(
+        self, messages: Sequence[ChatMessage], *, outcome: str | None = None, lang: str = "en"
+    ) -> Verdict: ...
+
+    async def check_tool_selection(
+        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]], *, lang: str = "en"
+    ) -> list[TurnVerdict]: ...
+
+    async def check_topics(
+        self, messages: Sequence[ChatMessage], topics: Sequence[str], *, lang: str = "en"
+    ) -> list[TopicVerdict]: ...
 
     async def aclose(self) -> None: ...
 
@@ -371,6 +415,21 @@ class StepsNotImplemented:
         self, role: str, dialogue: Sequence[tuple[str, str]], *, lang: str = "en"
     ) -> list[TurnVerdict]:
         raise self._unsupported("check_role_adherence")
+
+    async def check_goal(
+        self, messages: Sequence[ChatMessage], *, outcome: str | None = None, lang: str = "en"
+    ) -> Verdict:
+        raise self._unsupported("check_goal")
+
+    async def check_tool_selection(
+        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]], *, lang: str = "en"
+    ) -> list[TurnVerdict]:
+        raise self._unsupported("check_tool_selection")
+
+    async def check_topics(
+        self, messages: Sequence[ChatMessage], topics: Sequence[str], *, lang: str = "en"
+    ) -> list[TopicVerdict]:
+        raise self._unsupported("check_topics")
 
     async def aclose(self) -> None:
         return None

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from ragmeter.errors import ConfigError, JudgeOutputError, ReplyTruncated, UnsupportedStepError
+from ragmeter.judges.agent_steps import AgentSteps
 from ragmeter.judges.base import GeneratedQuestions, Verdict
 from ragmeter.judges.client import ModelClient
 from ragmeter.judges.conversation_steps import ConversationSteps
@@ -81,6 +82,9 @@ _OPTIONAL_KEYS: Mapping[str, frozenset[str]] = {
     "check_retention": frozenset({"index", "reason"}),
     "check_completeness": frozenset({"reason"}),
     "check_role_adherence": frozenset({"index", "reason"}),
+    "check_goal": frozenset({"goal", "end_state", "reason"}),
+    "check_tool_selection": frozenset({"index", "reason"}),
+    "check_topics": frozenset({"reason"}),
 }
 _NO_QUESTION = {"en": "(not given)", "zh": "（未提供）"}
 _NO_CONTEXT_REASON = "no contexts were given, so nothing can be supported"
@@ -112,6 +116,9 @@ _PROMPTED_STEPS = frozenset(
         "check_retention",
         "check_completeness",
         "check_role_adherence",
+        "check_goal",
+        "check_tool_selection",
+        "check_topics",
     }
 )
 #: Steps whose replies later requests wait on (claims, then their verdicts): sent first (ChatRequest.leads)
@@ -137,7 +144,7 @@ def _shown_images(values: Mapping[str, Any]) -> tuple[str, ...]:
     return ()
 
 
-class LLMJudge(MoreSteps, ConversationSteps):
+class LLMJudge(MoreSteps, ConversationSteps, AgentSteps):
     """A :class:`~ragmeter.judges.base.Judge` backed by an LLM (chat) and, optionally, an embedder.
 
     ``embedder``: a :class:`ModelClient` over an embedding provider, any object with

@@ -61,6 +61,10 @@ PROMPT_STEPS: tuple[str, ...] = (
     "check_retention",
     "check_completeness",
     "check_role_adherence",
+    # issue 30: agents (ragmeter.judges.agent_steps)
+    "check_goal",
+    "check_tool_selection",
+    "check_topics",
     # test-set generation (ragmeter.testset): the same files, format and override rules
     "testset_questions",
     "testset_multi_hop",
@@ -84,6 +88,9 @@ REQUIRED_PLACEHOLDERS: Mapping[str, frozenset[str]] = {
     "check_retention": frozenset({"dialogue"}),
     "check_completeness": frozenset({"dialogue"}),
     "check_role_adherence": frozenset({"role", "dialogue"}),
+    "check_goal": frozenset({"outcome", "trajectory"}),
+    "check_tool_selection": frozenset({"tools", "trajectory"}),
+    "check_topics": frozenset({"topics", "trajectory"}),
     "testset_questions": frozenset({"context", "n", "kind_instructions", "language"}),
     "testset_multi_hop": frozenset({"context_a", "context_b", "n", "language"}),
     "testset_closed_book": frozenset({"question"}),

@@ -17,6 +17,9 @@ Steps (``supports()`` lists exactly these):
   earlier turns' entities into a follow-up (:mod:`ragmeter.local.standalone`)
 - ``rate_turn_relevance``, ``check_completeness``, ``check_retention`` a conversation's replies by the
   rules of :mod:`ragmeter.local.conversation` (``check_role_adherence`` is not done locally)
+- ``check_goal`` an agent's final answer: addresses the request, supported by the tool results, matches
+  the expected outcome (:mod:`ragmeter.local.agent`; ``check_tool_selection`` and ``check_topics`` are
+  not done locally)
 
 All embedding work of one step call is one ``embed`` call (batched, cached per text), and context
 sentences are split the same way by every step, so faithfulness and context relevance on the same
@@ -38,6 +41,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError, JudgeError, UnsupportedStepError
 from ragmeter.judges.base import GeneratedQuestions, RelevanceAssessment, Verdict
+from ragmeter.local import agent as _agent
 from ragmeter.local import conversation as _conversation
 from ragmeter.local.calibration import Combiner, load_combiner
 from ragmeter.local.calibration_file import Calibration, check_features, load_calibration
@@ -78,6 +82,7 @@ SUPPORTED_STEPS: frozenset[str] = frozenset(
         "rate_turn_relevance",
         "check_completeness",
         "check_retention",
+        "check_goal",
     }
 )
 _HINT = "the local judge does not do this step; name an LLM judge with --judge"
@@ -379,6 +384,19 @@ class LocalJudge:
 
     async def check_role_adherence(self, role: str, dialogue: Sequence[tuple[str, str]], *, lang: str = "en") -> Any:
         raise UnsupportedStepError(self.name, "check_role_adherence", _HINT)
+
+    # ------------------------------------------------------------------ agents
+
+    async def check_goal(self, messages: Sequence[Any], *, outcome: str | None = None, lang: str = "en") -> Verdict:
+        """The weakest of: the final answer addresses the request, is supported by the tool
+        results, and (with ``outcome``) holds the expected outcome."""
+        return await _agent.check_goal(self, messages, outcome, lang)
+
+    async def check_tool_selection(self, messages: Sequence[Any], tools: Sequence[Any], *, lang: str = "en") -> Any:
+        raise UnsupportedStepError(self.name, "check_tool_selection", _HINT)
+
+    async def check_topics(self, messages: Sequence[Any], topics: Sequence[str], *, lang: str = "en") -> Any:
+        raise UnsupportedStepError(self.name, "check_topics", _HINT)
 
     # ------------------------------------------------------------------ not done locally
 

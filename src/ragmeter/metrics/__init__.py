@@ -17,6 +17,7 @@ Formulas, inputs and judge calls of each are in docs/metrics.md.
 from __future__ import annotations
 
 from ragmeter.metrics import aliases as _aliases  # noqa: F401  (registers other tools' metric names)
+from ragmeter.metrics.agent import AgentGoalSuccess, ToolSelection, TopicAdherence
 from ragmeter.metrics.answer_relevance import AnswerRelevance
 from ragmeter.metrics.base import Metric, MetricAlias, Score, ScoreError, register_metric
 from ragmeter.metrics.context import ContextPrecision, ContextRecall, ContextRelevance, ContextUtilization
@@ -45,6 +46,7 @@ from ragmeter.metrics.tool_calls import (
 )
 
 __all__ = [
+    "AgentGoalSuccess",
     "AnswerCorrectness",
     "AnswerRelevance",
     "Bleu",
@@ -78,6 +80,8 @@ __all__ = [
     "ToolCallAccuracy",
     "ToolCallCorrectness",
     "ToolCallF1",
+    "ToolSelection",
+    "TopicAdherence",
     "get_metric",
     "list_aliases",
     "list_metrics",

@@ -101,7 +101,9 @@ def render_result(result: Result, console: Console | None = None, *, max_problem
             str(s.n_scored),
             f"[red]{invalid}[/red]" if s.n_invalid else invalid,
             str(s.n_skipped),
-            "—" if s.pass_rate is None else f"{s.pass_rate:.0%} ≥ {s.threshold:g}",
+            "—"
+            if s.pass_rate is None
+            else f"{s.pass_rate:.0%} {'≥' if s.higher_is_better else '≤'} {s.threshold:g}",
             *(
                 [
                     str(s.usage.requests)
@@ -226,7 +228,9 @@ def render_comparison(
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for name, m in c.metrics.items():
         verdict = m.verdict(margin, max_new_invalid)
-        style = {"worse": "[bold red]worse[/bold red]", "better": "[green]better[/green]"}.get(verdict, verdict)
+        style = {"worse": "[bold red]worse[/bold red]", "better": "[green]better[/green]"}.get(
+            verdict, verdict
+        )
         if m.n_new_invalid > max_new_invalid:
             style += f" ({m.n_new_invalid} newly invalid)"
         paired = m.diff is not None and m.ci95 is not None and m.p_value is not None

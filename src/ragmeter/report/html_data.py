@@ -218,7 +218,56 @@ def sample_data(
     }
     if sample.conversation_id is not None:
         out.update(_conversation_fields(sample, out["scores"]))
+        steps = trajectory_steps(sample, dict(zip(names, out["scores"], strict=True)))
+        if steps:
+            out["steps"] = steps
     return out
+
+
+#: characters of a tool result the pages show in a trajectory's step (the chat has all of it)
+RESULT_EXCERPT = 300
+
+
+def trajectory_steps(sample: Sample, scores: Mapping[str, Mapping[str, Any] | None]) -> list[dict[str, Any]]:
+    """An agent's tool calls as steps, in order: ``index``, ``turn``, ``name``, ``arguments``, an
+    excerpt of the ``result``, and ``verdicts``: what each trajectory metric of the run said of that
+    call (``{"metric", "ok", "text"}``: the right tool or not, valid arguments or the problem, a
+    repeat of which call, an unexpected call)."""
+    from ragmeter.dataset.trajectory import tool_steps
+
+    steps = tool_steps(sample.messages)
+    if not steps:
+        return []
+    said: dict[int, list[dict[str, Any]]] = {s.index: [] for s in steps}
+
+    def details(metric: str) -> Mapping[str, Any]:
+        job = scores.get(metric)
+        d = job.get("details") if job else None
+        return d if isinstance(d, Mapping) else {}
+
+    for row in details("tool_selection").get("calls") or []:
+        if row.get("turn") in said:
+            right = bool(row.get("ok"))
+            text = ("right tool" if right else "wrong tool") + (
+                f": {row['reason']}" if row.get("reason") else ""
+            )
+            said[row["turn"]].append({"metric": "tool_selection", "ok": right, "text": text})
+    if scores.get("tool_args_valid"):
+        bad = {r.get("step"): r.get("problem") for r in details("tool_args_valid").get("invalid") or []}
+        for i in said:
+            ok = i not in bad
+            said[i].append(
+                {"metric": "tool_args_valid", "ok": ok, "text": "valid arguments" if ok else str(bad[i])}
+            )
+    for r in details("redundant_calls").get("repeats") or []:
+        if r.get("step") in said:
+            said[r["step"]].append(
+                {"metric": "redundant_calls", "ok": False, "text": f"repeats call {r.get('repeats')}"}
+            )
+    for i in details("tool_call_correctness").get("unexpected_steps") or []:
+        if i in said:
+            said[i].append({"metric": "tool_call_correctness", "ok": False, "text": "not an expected call"})
+    return [{**s.to_dict(RESULT_EXCERPT), "verdicts": said[s.index]} for s in steps]
 
 
 def _conversation_fields(sample: Sample, scores: Sequence[Mapping[str, Any] | None]) -> dict[str, Any]:
@@ -228,7 +277,11 @@ def _conversation_fields(sample: Sample, scores: Sequence[Mapping[str, Any] | No
     from ragmeter.dataset.conversations import turn_layout
     from ragmeter.run.turns import DETAILS_KEY
 
-    out: dict[str, Any] = {"conversation_id": sample.conversation_id, "turn": sample.turn, "level": sample.level}
+    out: dict[str, Any] = {
+        "conversation_id": sample.conversation_id,
+        "turn": sample.turn,
+        "level": sample.level,
+    }
     if sample.messages is not None:
         layout = turn_layout(sample.messages)
         out["messages"] = [
@@ -299,5 +352,7 @@ def report_data(result: RunView) -> dict[str, Any]:
         "metrics": metrics,
         # the judge against the run's own labels (ragmeter agreement RUN), per metric with labels
         "agreement": [r.to_dict() for r in run_agreement(result)],
-        "samples": [sample_data(result, idx, sample, rows=rows) for idx, sample, rows in result.iter_samples()],
+        "samples": [
+            sample_data(result, idx, sample, rows=rows) for idx, sample, rows in result.iter_samples()
+        ],
     }

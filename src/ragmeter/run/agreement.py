@@ -22,7 +22,7 @@ from ragmeter.metrics.registry import get_metric, list_metrics
 from ragmeter.run.config import RunConfig
 from ragmeter.run.label_agreement import AgreementReport, point_kind
 from ragmeter.run.labels import ASPECT_METRICS
-from ragmeter.run.runner import aevaluate, check_judge_supports, resolve_judge
+from ragmeter.run.runner import aevaluate, check_judge_supports, left_out_metrics, resolve_judge
 from ragmeter.run.sync import run_sync
 
 # ASPECT_METRICS (run/labels.py): aspect of a judgement -> the metrics that measure it, in order of
@@ -60,7 +60,10 @@ async def aagreement(
     limit: int | None = None,
     progress: bool | None = None,
 ) -> list[AgreementReport]:
-    """Score every judgement file; one report per (file, aspect, kind)."""
+    """Score every judgement file; one report per (file, aspect, kind). A metric the judge cannot
+    compute (an agent's ``tool_selection`` with the local judge) gets a report of kind
+    ``"left_out"`` whose stats say why (``{"n", "left_out"}``); when every metric is, nothing is
+    scored and UnsupportedStepError says why."""
     from ragmeter.dataset.judgements import load_judgements
     from ragmeter.stats.agreement import agreement_summary
 
@@ -78,13 +81,21 @@ async def aagreement(
             groups.setdefault((fname, j.aspect, named, kind), []).append(j)
             if (j.aspect, named) not in metrics:
                 metrics[j.aspect, named] = metric_for_aspect(j.aspect, named or None, the_judge)
-    check_judge_supports(list(metrics.values()), the_judge)
+    # the run's rule: the metrics the judge cannot compute are left out, each reported with why;
+    # when that leaves nothing, refuse before any call
+    left_out = {d["metric"]: d["why"] for d in left_out_metrics(list(metrics.values()), the_judge)}
+    if len(left_out) == len({m.name for m in metrics.values()}):
+        check_judge_supports(list(metrics.values()), the_judge)
 
     reports: list[AgreementReport] = []
     owns_judge = judge is None or isinstance(judge, str)
     try:
         for (fname, aspect, named, kind), items in groups.items():
             m = metrics[aspect, named]
+            if m.name in left_out:
+                stats = {"n": len(items), "left_out": left_out[m.name]}
+                reports.append(AgreementReport(fname, aspect, m.name, the_judge.name, "left_out", stats))
+                continue
             samples: list[Sample] = []
             for j in items:
                 if kind == "pair":

@@ -36,7 +36,10 @@ class MetricSummary:
     n_skipped: int
     usage: Usage = field(default_factory=Usage)
     threshold: float | None = None
+    #: the share of scores that pass the threshold: at or above it, or at or below it for a metric
+    #: where lower is better (``higher_is_better`` False: redundant_calls)
     pass_rate: float | None = None
+    higher_is_better: bool = True
     invalid_kinds: Mapping[str, int] = field(default_factory=dict)
     #: with repeated judging (--samples N): the mean over samples of each sample's standard
     #: deviation across its N judgements -- how noisy the judge is on these data; else None
@@ -63,6 +66,7 @@ class MetricSummary:
             "n_skipped": self.n_skipped,
             "threshold": self.threshold,
             "pass_rate": self.pass_rate,
+            "higher_is_better": self.higher_is_better,
             "invalid_kinds": dict(self.invalid_kinds),
             "judge_spread": self.judge_spread,
             "usage": self.usage.to_dict(),
@@ -115,11 +119,12 @@ def _summary(
 ) -> MetricSummary:
     values = stats.values
     threshold = spec.get("threshold")
+    higher = bool(spec.get("higher_is_better", True))
     mean = pass_rate = None
     if values:
         mean = sum(values) / len(values)
         if threshold is not None:
-            pass_rate = sum(1 for v in values if v >= threshold) / len(values)
+            pass_rate = sum(1 for v in values if (v >= threshold if higher else v <= threshold)) / len(values)
     n_invalid = stats.n_invalid
     return MetricSummary(
         name=name,
@@ -131,6 +136,7 @@ def _summary(
         usage=stats.usage,
         threshold=threshold,
         pass_rate=pass_rate,
+        higher_is_better=higher,
         invalid_kinds=dict(stats.invalid_kinds),
         judge_spread=sum(stats.spreads) / len(stats.spreads) if stats.spreads else None,
     )

@@ -17,8 +17,18 @@
   spans nest, so no call counts twice), LLM calls, model, service, span count, retrievals, the
   documents' scores and metadata, session and user ids, and the first error status.
 
-A trace with no retriever span (indexing, embedding jobs) is not a sample: it is counted and
-skipped as a problem of its row, like a bad row.
+A trace with no retriever span and no tool call (indexing, embedding jobs) is not a sample: it is
+counted and skipped as a problem of its row, like a bad row.
+
+**An agent** (docs/agents.md): a trace with ``TOOL`` spans, or an LLM span that called tools,
+becomes a conversation record in the OpenAI chat format: the messages the last LLM span with a
+tool result among its input messages received and answered (its input messages and its reply),
+or, when no LLM span shows the tool results, the question, one call and result per outermost
+``TOOL`` span (``tool.name``, ``input.value``'s keyword arguments, ``output.value``) in start order,
+and the answer. ``tools`` are the tools the ``TOOL`` spans declare (``tool.name``,
+``tool.description``, ``tool.parameters``). The answer message carries the retrieved documents as
+contexts, when there are any, and the ``trace`` metadata; the loader makes of it the conversation
+sample (id: the trace id), which the agent metrics score, and a turn sample per answered turn.
 
 **A chat**: when the messages of the LLM span that answered hold earlier turns (a user message
 before the one answered), the trace becomes a conversation record in the OpenAI chat format
@@ -31,6 +41,7 @@ and the turn sample of the answered turn (``<trace id>:<turn>``, with the histor
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -41,6 +52,7 @@ from ragmeter.traces.conventions import (
     LLM,
     QUESTION_KEYS,
     RETRIEVER,
+    TOOL,
     documents,
     first_text,
     io_value,
@@ -102,7 +114,11 @@ def trace_record(spans: Sequence[SpanRecord], *, source: str, row: int) -> dict[
     trace_id = root.trace_id
     kinds = {s.span_id: span_kind(s) for s in spans}
     retrievers = sorted((s for s in spans if kinds[s.span_id] == RETRIEVER), key=_order)
-    if not retrievers:
+    llm_spans = [s for s in spans if kinds[s.span_id] == LLM]
+    calls_tools = any(kinds[s.span_id] == TOOL for s in spans) or any(
+        m.get("tool_calls") for s in llm_spans for m in messages(s, "output")
+    )
+    if not retrievers and not calls_tools:
         return DatasetError(
             f"trace {trace_id} ({root.name!r}, {len(spans)} span{'s' if len(spans) != 1 else ''}: "
             f"{_kinds_summary(list(kinds.values()))}) has no retrieval: counted and skipped, not scored",
@@ -110,6 +126,7 @@ def trace_record(spans: Sequence[SpanRecord], *, source: str, row: int) -> dict[
             row=row,
         )
     tree = _Tree(spans)
+    agent_spans = _outermost([s for s in spans if kinds[s.span_id] == TOOL], tree, kinds)
     docs = {s.span_id: documents(s) for s in retrievers}
     used = [
         s
@@ -180,6 +197,10 @@ def trace_record(spans: Sequence[SpanRecord], *, source: str, row: int) -> dict[
     trace.update({k: v for k, v in extra.items() if v is not None})
 
     contexts = [d.content if d.content is not None else "" for d in retrieved]
+    if calls_tools:
+        agent = _agent_record(trace_id, llms, agent_spans, question, answer, contexts, trace)
+        if agent is not None:
+            return agent
     if question is not None:
         chat = _chat(llms, contexts)
         if chat is not None:
@@ -201,6 +222,118 @@ def trace_record(spans: Sequence[SpanRecord], *, source: str, row: int) -> dict[
         record["answer"] = answer
     if retrieved and all(d.id for d in retrieved):
         record["context_ids"] = [d.id for d in retrieved]
+    return record
+
+
+def _outermost(found: Sequence[SpanRecord], tree: _Tree, kinds: dict[str, str | None]) -> list[SpanRecord]:
+    """``found`` without the spans inside another of their kind, in start order."""
+    ids = {s.span_id for s in found}
+    return sorted((s for s in found if not any(a.span_id in ids for a in tree.ancestors(s))), key=_order)
+
+
+def _tool_arguments(span: SpanRecord) -> str:
+    """A TOOL span's arguments as JSON text: the keyword arguments of its input (LlamaIndex wraps
+    them in ``{"kwargs": {...}}``), or the input as it is."""
+    value = io_value(span, "input")
+    if isinstance(value, dict) and set(value) <= {"args", "kwargs"} and isinstance(value.get("kwargs"), dict):
+        value = value["kwargs"]
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _tool_output(span: SpanRecord) -> str:
+    """A TOOL span's result: the text of its output (LlamaIndex's ``ToolOutput``: ``raw_output``,
+    else its blocks' text), or the output as it is."""
+    value = io_value(span, "output")
+    if isinstance(value, dict):
+        raw = value.get("raw_output", value.get("content"))
+        if isinstance(raw, str):
+            return raw
+        blocks = value.get("blocks")
+        if isinstance(blocks, list):
+            texts = [str(b["text"]) for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
+            if texts:
+                return "\n".join(texts)
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _declared_tools(tool_spans: Sequence[SpanRecord]) -> list[dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for span in tool_spans:
+        name = first_text(span, "tool.name") or span.name
+        params = span.attributes.get("tool.parameters")
+        if isinstance(params, str):
+            try:
+                params = json.loads(params)
+            except ValueError:
+                params = None
+        out.setdefault(
+            name,
+            {
+                "name": name,
+                "description": first_text(span, "tool.description") or "",
+                "parameters": params if isinstance(params, dict) else {},
+            },
+        )
+    return list(out.values())
+
+
+def _agent_record(
+    trace_id: str,
+    llms: Sequence[SpanRecord],
+    tool_spans: Sequence[SpanRecord],
+    question: str | None,
+    answer: str | None,
+    contexts: Sequence[str],
+    trace: dict[str, Any],
+) -> dict[str, Any] | None:
+    """An agent's trace as a conversation record (see the module docstring), or None when it has
+    no question to start from."""
+    chat: list[dict[str, Any]] | None = None
+    for span in reversed(llms):
+        received = messages(span, "input")
+        if any(str(m.get("role", "")).lower() == "tool" for m in received):
+            replied = [
+                m for m in messages(span, "output") if str(m.get("role", "assistant")).lower() == "assistant"
+            ]
+            chat = [
+                {**m, "content": m.get("content") or ""}
+                for m in received + [{"role": "assistant", **r} for r in replied]
+            ]
+            break
+    if chat is None:
+        if question is None:
+            return None
+        chat = [{"role": "user", "content": question}]
+        for k, span in enumerate(tool_spans):
+            call_id = f"call_{k + 1}"
+            name = first_text(span, "tool.name") or span.name
+            chat.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"id": call_id, "name": name, "arguments": _tool_arguments(span)}],
+                }
+            )
+            chat.append(
+                {"role": "tool", "tool_call_id": call_id, "name": name, "content": _tool_output(span)}
+            )
+        chat.append({"role": "assistant", "content": answer or ""})
+    final = next(
+        (m for m in reversed(chat) if m.get("role") == "assistant" and (m.get("content") or "").strip()), None
+    )
+    if final is None:
+        return None
+    final["trace"] = trace
+    if contexts:
+        final["contexts"] = list(contexts)
+    record: dict[str, Any] = {"id": trace_id, "messages": chat, "trace_id": trace_id}
+    tools = _declared_tools(tool_spans)
+    if tools:
+        record["tools"] = tools
     return record
 
 

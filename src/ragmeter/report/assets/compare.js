@@ -212,6 +212,7 @@
   function column(label, runId, s) {
     return el("div", {class: "side", "data-side": label},
       el("h2", {}, label + " \u00b7 " + runId + (s.id ? " \u00b7 " + s.id : "")),
+      s.messages ? V.trajectory(s.steps) : null,
       s.messages ? V.chat(s.messages) : V.turnContext(s),
       V.textBlock("answer", s.answer),
       names.map(function (n, k) { return s.messages && !s.scores[k] ? null : V.metricBlock(s, n, s.scores[k]); }),

@@ -102,7 +102,7 @@
       el("div", {}, "scored " + m.n_scored + " \u00b7 invalid ",
         el("span", {class: m.n_invalid ? "bad" : ""}, String(m.n_invalid)), " \u00b7 skipped " + m.n_skipped),
       m.threshold === null || m.threshold === undefined ? null :
-        el("div", {}, "pass rate " + RM.pct(m.pass_rate) + " (\u2265 " + m.threshold + ")"),
+        el("div", {}, "pass rate " + RM.pct(m.pass_rate) + " (" + (m.higher_is_better === false ? "\u2264 " : "\u2265 ") + m.threshold + ")"),
       m.judge_spread === null || m.judge_spread === undefined ? null :
         el("div", {class: "muted"}, "judge spread (mean per-sample SD) " + fmt(m.judge_spread)),
       RM.histogram(m.histogram),
@@ -391,6 +391,7 @@
         el("h2", {}, "conversation " + (s.id || s.idx)),
         textBlock("reference (the outcome expected)", s.reference), meta,
         shown.length ? [el("h3", {}, "conversation scores"), shown] : null,
+        RM.sampleView.trajectory(s.steps),
         el("h2", {}, "the conversation (" + s.messages.length + " messages)"),
         conversationView(s));
     } else {

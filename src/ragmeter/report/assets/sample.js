@@ -276,6 +276,25 @@
     }));
   }
 
+  /* An agent's tool calls as numbered steps (html_data's ``steps``): the call, an excerpt of its
+     result, and what each trajectory metric said of it. */
+  function trajectory(steps) {
+    if (!steps || !steps.length) return null;
+    return el("div", {class: "trajectory"}, el("h3", {}, steps.length + " tool call(s)"),
+      el("table", {class: "steps"},
+        el("thead", {}, el("tr", {}, ["#", "call", "result", "verdicts"].map(function (h) { return el("th", {}, h); }))),
+        el("tbody", {}, steps.map(function (st) {
+          return el("tr", {class: "step", "data-step": String(st.index)},
+            el("td", {class: "mono"}, String(st.index)),
+            el("td", {class: "mono call"}, st.name + "(" + (st.arguments || "") + ")"),
+            el("td", {class: "result"}, st.result === null || st.result === undefined
+              ? el("span", {class: "muted"}, "no result") : st.result),
+            el("td", {class: "verdicts"}, (st.verdicts || []).map(function (v) {
+              return el("div", {class: v.ok ? "ok" : "bad", title: v.metric}, v.metric + ": " + v.text);
+            })));
+        }))));
+  }
+
   /* A turn sample's place in its conversation: the history as a chat, then its question as
      written and the standalone question its metrics scored it with. */
   function turnContext(s) {
@@ -297,5 +316,5 @@
   }
 
   RM.sampleView = {dl: dl, textBlock: textBlock, metricBlock: metricBlock, contexts: contexts, legend: legend,
-    chat: chat, turnContext: turnContext, questionOf: questionOf};
+    chat: chat, trajectory: trajectory, turnContext: turnContext, questionOf: questionOf};
 })();
