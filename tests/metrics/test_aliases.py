@@ -92,7 +92,8 @@ def test_cli_accepts_aliases_and_lists_them(tmp_path: object, caplog: pytest.Log
     by_alias = {r["alias"]: r for r in rows}
     assert by_alias["llm_context_precision_with_reference"]["metric"] == "context_precision"
     assert by_alias["id_based_context_precision"]["args"] == {"match": "ids"}
-    assert all(r["source"] == "Ragas" and r["difference"] for r in rows)
+    assert all(r["source"] in ("Ragas", "DeepEval") and r["difference"] for r in rows)
+    assert by_alias["tool_correctness"]["source"] == "DeepEval"
 
 
 def test_alias_cannot_shadow_a_metric_and_unknown_names_point_to_the_list() -> None:

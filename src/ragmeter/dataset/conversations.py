@@ -617,7 +617,7 @@ def read_conversation(
         used.add(role_key)
     reference = convert_text(record.get(reference_key), file=file, row=row, column=reference_key)
     used.add(reference_key)
-    agent = _agent_fields(record, file, row)
+    agent = agent_fields(record, file=file, row=row)
     used.update(k for k in (*REFERENCE_TOOL_CALL_KEYS, *TOOLS_KEYS, *TOPICS_KEYS) if k in record)
     cid, id_key = _conversation_id(record, fmt, where, id_column)
     if id_key is not None:
@@ -636,7 +636,7 @@ def read_conversation(
     return samples, cid is not None
 
 
-def _agent_fields(record: Mapping[str, Any], file: str | None, row: int) -> dict[str, Any]:
+def agent_fields(record: Mapping[str, Any], *, file: str | None = None, row: int | None = None) -> dict[str, Any]:
     """The row's expected tool calls, declared tools and allowed topics, as sample fields (absent
     when the row has none)."""
     out: dict[str, Any] = {}
@@ -655,6 +655,7 @@ def _agent_fields(record: Mapping[str, Any], file: str | None, row: int) -> dict
 
 __all__ = [
     "HISTORY_LIMIT",
+    "agent_fields",
     "MESSAGE_KEYS",
     "conversation_format",
     "conversation_samples",

@@ -17,6 +17,8 @@ the tools declared for the run:
 - :func:`read_tool_calls` -> reference (expected) tool calls, from the shapes of the three
   frameworks: ``{"name", "arguments" | "args"}`` (OpenAI, Ragas ``ToolCall``), DeepEval's
   ``{"name", "input_parameters"}``, LlamaIndex's ``{"tool_name", "tool_kwargs"}``.
+- :func:`agent_messages` -> a LlamaIndex agent's output (``AgentOutput``: its ``tool_calls`` with
+  their results, its response) as the messages of a conversation.
 """
 
 from __future__ import annotations
@@ -234,4 +236,54 @@ def read_topics(
     return tuple(out)
 
 
-__all__ = ["ToolStep", "read_tool_calls", "read_tools", "read_topics", "tool_calls", "tool_steps"]
+def _tool_result_text(output: Any) -> str:
+    """A LlamaIndex ``ToolOutput`` (``content`` / ``raw_output``) or any result, as text."""
+    content = getattr(output, "content", None)
+    if isinstance(content, str):
+        return content
+    raw = getattr(output, "raw_output", output)
+    if isinstance(raw, str):
+        return raw
+    try:
+        return json.dumps(_object(raw), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(raw)
+
+
+def is_agent_output(value: Any) -> bool:
+    """A LlamaIndex agent's output (``AgentOutput``: ``response`` a chat message, ``tool_calls``
+    the ``ToolCallResult`` list)."""
+    return hasattr(value, "tool_calls") and hasattr(getattr(value, "response", None), "content")
+
+
+def agent_messages(question: str, output: Any) -> list[ChatMessage]:
+    """A LlamaIndex agent's run as messages: the question, one assistant message per call (its
+    ``tool_name`` and ``tool_kwargs``) followed by the call's result, and the final response."""
+
+    def attr(item: Any, name: str) -> Any:  # a ToolCallResult, or a dict with its fields
+        return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+    out = [ChatMessage("user", question)]
+    for k, item in enumerate(getattr(output, "tool_calls", None) or ()):
+        name = str(attr(item, "tool_name") or "tool")
+        kwargs = _object(attr(item, "tool_kwargs") or {})
+        call_id = str(attr(item, "tool_id") or f"call_{k + 1}")
+        arguments = json.dumps(kwargs, ensure_ascii=False, default=str)
+        out.append(ChatMessage("assistant", "", tool_calls=(ToolCall(name, arguments, call_id),)))
+        result = _tool_result_text(attr(item, "tool_output") or "")
+        out.append(ChatMessage("tool", result, tool_call_id=call_id, name=name))
+    content = getattr(getattr(output, "response", None), "content", None)
+    out.append(ChatMessage("assistant", content if isinstance(content, str) else str(content or "")))
+    return out
+
+
+__all__ = [
+    "ToolStep",
+    "agent_messages",
+    "is_agent_output",
+    "read_tool_calls",
+    "read_tools",
+    "read_topics",
+    "tool_calls",
+    "tool_steps",
+]

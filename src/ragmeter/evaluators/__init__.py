@@ -15,6 +15,7 @@ Each evaluator wraps one ragmeter metric; ``aevaluate`` is the one implementatio
 
 from __future__ import annotations
 
+from ragmeter.evaluators.agent import AgentGoalSuccessEvaluator, ToolCallCorrectnessEvaluator
 from ragmeter.evaluators.batch import BatchEvalRunner
 from ragmeter.evaluators.core import (
     AnswerRelevancyEvaluator,
@@ -50,6 +51,7 @@ from ragmeter.evaluators.retrieval import (
 )
 
 __all__ = [
+    "AgentGoalSuccessEvaluator",
     "AnswerRelevancyEvaluator",
     "BaseEvaluator",
     "BaseRetrievalEvaluator",
@@ -77,4 +79,5 @@ __all__ = [
     "RetrievalMetricResult",
     "RetrieverEvaluator",
     "SemanticSimilarityEvaluator",
+    "ToolCallCorrectnessEvaluator",
 ]

@@ -1,8 +1,10 @@
-"""Ragas's metric names, accepted as aliases of ragmeter's metrics (docs/migrating-from-ragas.md).
+"""Ragas's metric names (and DeepEval's agent metrics'), accepted as aliases of ragmeter's metrics
+(docs/migrating-from-ragas.md, docs/agents.md).
 
 Each alias says which ragmeter metric it is and how the definitions differ; using one logs that
 once (see :func:`ragmeter.metrics.registry.get_metric`). Names are those of Ragas 0.2-0.4: the metric
-objects' ``name`` and the result columns of ``ragas.evaluate``.
+objects' ``name`` and the result columns of ``ragas.evaluate``; DeepEval's are its metrics' names in
+snake case.
 """
 
 from __future__ import annotations
@@ -141,6 +143,45 @@ RAGAS_ALIASES: tuple[MetricAlias, ...] = (
         "rouge_l",
         "Ragas",
         "ROUGE-L F-measure, Ragas's default (rouge_type='rougeL', mode='fmeasure'); ragmeter's tokenisation.",
+    ),
+    # agents (docs/agents.md); tool_call_accuracy, tool_call_f1 and topic_adherence are Ragas's names too
+    MetricAlias(
+        "agent_goal_accuracy",
+        "agent_goal_success",
+        "Ragas",
+        "Ragas asks two calls (the end state, then a comparison with the reference) and uses the "
+        "reference only in AgentGoalAccuracyWithReference; ragmeter asks one, with the reference when "
+        "the sample has one.",
+    ),
+    MetricAlias(
+        "agent_goal_accuracy_with_reference",
+        "agent_goal_success",
+        "Ragas",
+        "one call with the reference outcome (Ragas: two).",
+        {"use_reference": True},
+    ),
+    MetricAlias(
+        "agent_goal_accuracy_without_reference",
+        "agent_goal_success",
+        "Ragas",
+        "one call, the reference not read (Ragas: one call for the goal and its end state).",
+        {"use_reference": False},
+    ),
+    # DeepEval's names
+    MetricAlias(
+        "tool_correctness",
+        "tool_call_correctness",
+        "DeepEval",
+        "DeepEval checks that each expected tool was called, by name by default (input parameters and "
+        "output on request); ragmeter's is LlamaIndex's: the share of expected calls matched by name and "
+        "arguments (the expected arguments among the actual ones unless strict_kwargs).",
+    ),
+    MetricAlias(
+        "task_completion",
+        "agent_goal_success",
+        "DeepEval",
+        "DeepEval extracts the task and outcome from a trace and scores their alignment 0-1; ragmeter "
+        "judges the goal, achieved or not, from the trajectory in one call.",
     ),
 )
 

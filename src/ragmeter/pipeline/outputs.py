@@ -7,7 +7,10 @@ Accepted pipeline outputs:
   ``documents`` (optional ``context_ids``);
 - a 2-tuple ``(answer, contexts)``;
 - a ``str`` (an answer without contexts);
-- an object with ``.response`` and ``.source_nodes`` (a LlamaIndex ``Response``).
+- an object with ``.response`` and ``.source_nodes`` (a LlamaIndex ``Response``);
+- a LlamaIndex agent's ``AgentOutput`` (``.response``, ``.tool_calls``): the answer is its response,
+  the contexts its tool results, and ``messages`` the run as a conversation (the question, each
+  call and its result, the response), which the runner scores as an agent (docs/agents.md).
 
 Each context may be a string, a LangChain ``Document`` (``page_content``, ``metadata["id"]`` or
 ``.id``), a LlamaIndex ``NodeWithScore`` / node (``get_content()`` or ``.text``, ``node_id``), or a
@@ -44,6 +47,8 @@ class PipelineOutput:
     contexts: tuple[str, ...]
     context_ids: tuple[str, ...] | None
     context_scores: tuple[float, ...] | None = None
+    #: an agent's run as a conversation (its tool calls and results), or None
+    agent: Any = None
 
 
 def _score_in(mapping: Any) -> float | None:
@@ -177,6 +182,13 @@ def normalize_output(out: Any, *, retriever: bool = False) -> PipelineOutput:
         return PipelineOutput(_answer(out[0]), *_contexts(out[1]))
     if isinstance(out, str):
         return PipelineOutput(out, (), None)
+    from ragmeter.dataset.trajectory import is_agent_output
+
+    if is_agent_output(out):
+        results = tuple(
+            str(getattr(getattr(c, "tool_output", None), "content", "") or "") for c in out.tool_calls or ()
+        )
+        return PipelineOutput(_answer(out.response), tuple(r for r in results if r.strip()), None, agent=out)
     if hasattr(out, "source_nodes") and hasattr(out, "response"):
         return PipelineOutput(_answer(out.response), *_contexts(out.source_nodes))
     raise PipelineOutputError(

@@ -8,7 +8,9 @@ pipeline's answer, contexts and context ids are filled in, the call's wall time 
 ``metadata["latency_s"]`` and the retriever's scores of the contexts (when it gives them, e.g. a
 LlamaIndex ``NodeWithScore.score``) in ``metadata["context_scores"]``. A question whose call
 raises (or returns something unreadable) is not in the returned samples: it is listed in
-``Dataset.problems`` with its row and the exception, and the batch goes on.
+``Dataset.problems`` with its row and the exception, and the batch goes on. An agent's output (a
+LlamaIndex ``AgentOutput``) gives a conversation sample -- the question, the tool calls and their
+results, the response, which the agent metrics score -- and its turn sample (docs/agents.md).
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ async def arun_pipeline(
     pool = None if is_async else concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="pipeline")
     loop = asyncio.get_running_loop()
     bar = Progress(len(data), enabled=progress, description="retrieving" if retriever else "pipeline")
-    results: list[Sample | DatasetError | None] = [None] * len(data)
+    results: list[Sample | list[Sample] | DatasetError | None] = [None] * len(data)
 
     async def one(i: int, sample: Sample) -> None:
         async with sem:
@@ -112,7 +114,10 @@ async def arun_pipeline(
             }
             if not retriever:
                 changes["answer"] = parsed.answer
-            results[i] = sample.replace(**changes)
+            if parsed.agent is not None and not retriever:  # an agent: its run as a conversation
+                results[i] = agent_samples(sample, parsed.agent, meta)
+            else:
+                results[i] = sample.replace(**changes)
             bar.advance(invalid=False, usage=Usage())
 
     tasks = [asyncio.ensure_future(one(i, s)) for i, s in enumerate(data)]
@@ -122,8 +127,12 @@ async def arun_pipeline(
         bar.close()
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
-    samples = [r for r in results if isinstance(r, Sample)]
-    kept_rows = [rows[i] for i, r in enumerate(results) if isinstance(r, Sample)]
+    samples: list[Sample] = []
+    kept_rows: list[int] = []
+    for i, r in enumerate(results):
+        for one_sample in [r] if isinstance(r, Sample) else r if isinstance(r, list) else []:
+            samples.append(one_sample)
+            kept_rows.append(rows[i])
     problems = [*data.problems, *(r for r in results if isinstance(r, DatasetError))]
     return LoadedDataset(
         tuple(samples),
@@ -132,6 +141,43 @@ async def arun_pipeline(
         rows=tuple(kept_rows),
         generated_ids=getattr(data, "generated_ids", frozenset()),
     )
+
+
+def agent_samples(sample: Sample, output: Any, metadata: dict[str, Any]) -> list[Sample]:
+    """An agent's run (a LlamaIndex ``AgentOutput``) as the samples of a conversation: the
+    conversation sample (with the question's reference as the expected outcome, and its expected
+    tool calls, tools and topics when the question has them) and its turn sample (the answer, with
+    the tool results as contexts)."""
+    from ragmeter.dataset.conversations import (
+        REFERENCE_TOOL_CALL_KEYS,
+        TOOLS_KEYS,
+        TOPICS_KEYS,
+        agent_fields,
+        conversation_samples,
+    )
+    from ragmeter.dataset.trajectory import agent_messages
+
+    cid = str(sample.id)
+    # a questions file's row keeps them among its other columns
+    agent = agent_fields(metadata)
+    metadata = {
+        k: v for k, v in metadata.items() if k not in (*REFERENCE_TOOL_CALL_KEYS, *TOOLS_KEYS, *TOPICS_KEYS)
+    }
+    agent.update(
+        {
+            k: getattr(sample, k)
+            for k in ("reference_tool_calls", "tools", "reference_topics")
+            if getattr(sample, k) is not None
+        }
+    )
+    out = conversation_samples(
+        cid,
+        agent_messages(sample.question, output),
+        reference=sample.reference,
+        metadata=metadata,
+        agent=agent,
+    )
+    return [out[0], *(t.replace(metadata={**metadata, **dict(t.metadata)}) for t in out[1:])]
 
 
 def run_pipeline(

@@ -25,7 +25,8 @@ becomes a conversation record in the OpenAI chat format: the messages the last L
 tool result among its input messages received and answered (its input messages and its reply),
 or, when no LLM span shows the tool results, the question, one call and result per outermost
 ``TOOL`` span (``tool.name``, ``input.value``'s keyword arguments, ``output.value``) in start order,
-and the answer. ``tools`` are the tools the ``TOOL`` spans declare (``tool.name``,
+and the answer. ``tools`` are the tools the LLM spans offered (``llm.tools.N.tool.json_schema``, when
+it holds a JSON tool definition) and those the ``TOOL`` spans describe (``tool.name``,
 ``tool.description``, ``tool.parameters``). The answer message carries the retrieved documents as
 contexts, when there are any, and the ``trace`` metadata; the loader makes of it the conversation
 sample (id: the trace id), which the agent metrics score, and a turn sample per answered turn.
@@ -55,6 +56,7 @@ from ragmeter.traces.conventions import (
     TOOL,
     documents,
     first_text,
+    indexed,
     io_value,
     last_message,
     messages,
@@ -116,7 +118,7 @@ def trace_record(spans: Sequence[SpanRecord], *, source: str, row: int) -> dict[
     retrievers = sorted((s for s in spans if kinds[s.span_id] == RETRIEVER), key=_order)
     llm_spans = [s for s in spans if kinds[s.span_id] == LLM]
     calls_tools = any(kinds[s.span_id] == TOOL for s in spans) or any(
-        m.get("tool_calls") for s in llm_spans for m in messages(s, "output")
+        m.get("tool_calls") for s in llm_spans for side in ("input", "output") for m in messages(s, side)
     )
     if not retrievers and not calls_tools:
         return DatasetError(
@@ -260,8 +262,20 @@ def _tool_output(span: SpanRecord) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _declared_tools(tool_spans: Sequence[SpanRecord]) -> list[dict[str, Any]]:
+def _declared_tools(tool_spans: Sequence[SpanRecord], llms: Sequence[SpanRecord]) -> list[dict[str, Any]]:
+    """The tools the LLM spans offered (``llm.tools.N.tool.json_schema`` that is a JSON tool
+    definition), then those the TOOL spans describe, by name."""
+    from ragmeter.dataset.trajectory import read_tools
+
     out: dict[str, dict[str, Any]] = {}
+    for span in llms:
+        for item in indexed(span.attributes, "llm.tools."):
+            try:
+                offered = read_tools([json.loads(str(item.get("tool.json_schema")))])
+            except (ValueError, DatasetError):
+                continue
+            for tool in offered:
+                out.setdefault(tool["name"], tool)
     for span in tool_spans:
         name = first_text(span, "tool.name") or span.name
         params = span.attributes.get("tool.parameters")
@@ -331,7 +345,7 @@ def _agent_record(
     if contexts:
         final["contexts"] = list(contexts)
     record: dict[str, Any] = {"id": trace_id, "messages": chat, "trace_id": trace_id}
-    tools = _declared_tools(tool_spans)
+    tools = _declared_tools(tool_spans, llms)
     if tools:
         record["tools"] = tools
     return record
