@@ -69,7 +69,7 @@ def _tool_spans_only(trace: int) -> list[dict]:
                 "input.value": "Is it snowing in Oslo?",
                 "output.value": "Yes, it is snowing in Oslo.",
             },
-        ),  # fmt: skip
+        ),
         span(trace, 2, 1, "FunctionTool.call", tool, start_ms=2),
         span(
             trace, 3, 2, "inner", {**tool, "tool.name": "inner_helper"}, start_ms=3

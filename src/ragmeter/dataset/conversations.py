@@ -655,8 +655,8 @@ def agent_fields(record: Mapping[str, Any], *, file: str | None = None, row: int
 
 __all__ = [
     "HISTORY_LIMIT",
-    "agent_fields",
     "MESSAGE_KEYS",
+    "agent_fields",
     "conversation_format",
     "conversation_samples",
     "read_conversation",
