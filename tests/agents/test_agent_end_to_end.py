@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,14 @@ def test_an_openai_messages_log_scored_from_the_cli(tmp_path: Path) -> None:
         and "failed and the reply does not say so" in goal["refund-unchecked-loop"].reason
     )
     assert goal["zh-weather"].value >= 0.5 and goal["zh-order-made-up"].value < 0.5
+    # docs/agents.md (and its Chinese page) quote this run
+    for page in ("docs/agents.md", "docs/zh/agents.md"):
+        quoted = re.findall(
+            r"^\| (\w+) \| (\d\.\d{3}) \| (\d+) \|$", (ROOT / page).read_text(encoding="utf-8"), re.M
+        )
+        assert len(quoted) == 4, page
+        for name, mean, n in quoted:
+            assert f"{m[name]['mean']:.3f}" == mean and m[name]["n_scored"] == int(n), (page, name)
 
 
 # ------------------------------------------------------------------- a LlamaIndex agent

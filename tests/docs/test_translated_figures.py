@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Chinese page -> the English pages whose figures it repeats.
 COUNTERPARTS: Mapping[str, tuple[str, ...]] = {
     "README.zh-CN.md": ("README.md", "docs/local-judge.md", "examples/README.md"),
+    "docs/zh/agents.md": ("docs/agents.md",),
     "docs/zh/ci.md": ("docs/ci.md", "docs/compare.md", "docs/testing.md"),
     "docs/zh/coming-from-llamaindex.md": ("docs/coming-from-llamaindex.md",),
     "docs/zh/conversations.md": ("docs/conversations.md",),
