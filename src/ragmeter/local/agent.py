@@ -33,7 +33,7 @@ from ragmeter.dataset.messages import ChatMessage
 from ragmeter.dataset.trajectory import ToolStep, tool_steps
 from ragmeter.judges.base import Verdict
 from ragmeter.local import conversation as _conversation
-from ragmeter.local.features import analyze
+from ragmeter.local.features import _zh_number, analyze
 
 if TYPE_CHECKING:
     from ragmeter.local.judge import LocalJudge
@@ -55,29 +55,6 @@ _ADMITS_RE = re.compile(
 _TIME_RE = re.compile(r"\b([01]?\d|2[0-3]):[0-5]\d\b")
 _PM_RE = re.compile(r"\b(1[0-2]|[1-9])(?::[0-5]\d)?\s*(?:pm|p\.m\.)", re.IGNORECASE)
 _ZH_PM_RE = re.compile(r"(?:下午|晚上|傍晚)([一二两三四五六七八九十]{1,2}|\d{1,2})点")
-_ZH_DIGITS = {
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-    "十": 10,
-}
-
-
-def _zh_small(text: str) -> int | None:
-    if text.isdigit():
-        return int(text)
-    if text == "十":
-        return 10
-    if text.startswith("十"):
-        return 10 + _ZH_DIGITS.get(text[1:], 0)
-    return _ZH_DIGITS.get(text)
 
 
 def values(text: str) -> set[str]:
@@ -92,7 +69,7 @@ def values(text: str) -> set[str]:
     for m in _PM_RE.finditer(text):
         out.add(str(int(m.group(1)) % 12 + 12))
     for m in _ZH_PM_RE.finditer(text):
-        n = _zh_small(m.group(1))
+        n = int(m.group(1)) if m.group(1).isdigit() else _zh_number(m.group(1))
         if n is not None:
             out.add(str(n % 12 + 12))
     return out

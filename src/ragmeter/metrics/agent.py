@@ -22,25 +22,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragmeter.dataset.trajectory import tool_steps
 from ragmeter.errors import ConfigError
-from ragmeter.metrics._common import check_lang, resolve_lang
-from ragmeter.metrics.base import Metric, Score, register_metric
+from ragmeter.metrics._common import resolve_lang
+from ragmeter.metrics.base import Score, register_metric
+from ragmeter.metrics.conversation import _ConversationMetric
 
 if TYPE_CHECKING:
     from ragmeter.dataset.sample import Sample
     from ragmeter.judges.base import Judge
 
 
-class _AgentMetric(Metric):
-    level = "conversation"
-    requires: ClassVar[tuple[str, ...]] = ("messages",)
+class _AgentMetric(_ConversationMetric):
+    """A per-conversation metric whose language is read from the user's messages."""
 
-    def __init__(self, lang: str = "auto") -> None:
-        self.lang = check_lang(lang)
-
-    def params(self) -> dict[str, Any]:
-        return {"lang": self.lang}
-
-    def _lang(self, sample: Sample) -> str:
+    def _user_lang(self, sample: Sample) -> str:
         return resolve_lang(self.lang, *(m.content for m in sample.messages or () if m.role == "user"))
 
 
@@ -85,7 +79,7 @@ class AgentGoalSuccess(_AgentMetric):
             return Score.invalid(
                 "MissingInput", "use_reference=True, and the sample has no reference outcome"
             )
-        lang = self._lang(sample)
+        lang = self._user_lang(sample)
         v = await judge.check_goal(sample.messages or (), outcome=outcome, lang=lang)
         value = float(v.confidence) if v.confidence is not None else (1.0 if v.supported else 0.0)
         verdict = "achieved" if v.supported else "not achieved"
@@ -127,7 +121,7 @@ class ToolSelection(_AgentMetric):
         steps = tool_steps(sample.messages)
         if not steps:
             return Score.invalid("NoToolCalls", "the agent made no tool call: no choice to judge")
-        lang = self._lang(sample)
+        lang = self._user_lang(sample)
         verdicts = await judge.check_tool_selection(sample.messages or (), sample.tools or (), lang=lang)
         wrong = [v for v in verdicts if not v.ok]
         reason = f"{len(verdicts) - len(wrong)} of {len(verdicts)} call(s) chose the right tool"
@@ -174,7 +168,7 @@ class TopicAdherence(_AgentMetric):
         return {"lang": self.lang, "mode": self.mode}
 
     async def score(self, sample: Sample, judge: Judge) -> Score:
-        lang = self._lang(sample)
+        lang = self._user_lang(sample)
         topics = await judge.check_topics(sample.messages or (), sample.reference_topics or (), lang=lang)
         if not topics:
             return Score.invalid("NoTopics", "the judge found no topic the user raised")
