@@ -58,7 +58,12 @@ from typing import Any
 
 from ragmeter.dataset.messages import ChatMessage, ToolCall, dialogue
 from ragmeter.dataset.sample import Sample
-from ragmeter.dataset.trajectory import read_tool_calls, read_tools, read_topics
+from ragmeter.dataset.trajectory import (
+    REFERENCE_TOOL_CALL_KEYS,
+    TOOLS_KEYS,
+    TOPICS_KEYS,
+    agent_fields,
+)
 from ragmeter.dataset.values import (
     as_text,
     convert_id,
@@ -95,15 +100,6 @@ _ROLE_ALIASES: Mapping[str, str] = {
     "tool": "tool",
     "function": "tool",
 }
-#: columns read as an agent's expected tool calls, declared tools and allowed topics (docs/agents.md)
-REFERENCE_TOOL_CALL_KEYS: tuple[str, ...] = (
-    "reference_tool_calls",
-    "expected_tools",
-    "expectedTools",
-    "expected_tool_calls",
-)
-TOOLS_KEYS: tuple[str, ...] = ("tools", "available_tools", "availableTools")
-TOPICS_KEYS: tuple[str, ...] = ("reference_topics",)
 _DEEPEVAL_TOOL_KEYS = ("tools_called", "toolsCalled")
 _DOC_TEXT_KEYS = ("content", "text", "page_content", "document", "chunk")
 _DOC_LIST_KEYS = ("documents", "results", "contexts", "chunks")
@@ -636,27 +632,9 @@ def read_conversation(
     return samples, cid is not None
 
 
-def agent_fields(record: Mapping[str, Any], *, file: str | None = None, row: int | None = None) -> dict[str, Any]:
-    """The row's expected tool calls, declared tools and allowed topics, as sample fields (absent
-    when the row has none)."""
-    out: dict[str, Any] = {}
-    readers = (
-        ("reference_tool_calls", REFERENCE_TOOL_CALL_KEYS, read_tool_calls),
-        ("tools", TOOLS_KEYS, read_tools),
-        ("reference_topics", TOPICS_KEYS, read_topics),
-    )
-    for name, keys, read in readers:
-        key = next((k for k in keys if k in record and not is_missing(_decoded(record[k]))), None)
-        if key is not None:
-            value = _plain(_decoded(record[key]))
-            out[name] = read(value, file=file, row=row, field=key)  # type: ignore[operator]
-    return out
-
-
 __all__ = [
     "HISTORY_LIMIT",
     "MESSAGE_KEYS",
-    "agent_fields",
     "conversation_format",
     "conversation_samples",
     "read_conversation",

@@ -31,6 +31,15 @@ from typing import Any
 from ragmeter.dataset.messages import ChatMessage, ToolCall
 from ragmeter.errors import DatasetError
 
+#: columns read as an agent's expected tool calls, declared tools and allowed topics (docs/agents.md)
+REFERENCE_TOOL_CALL_KEYS: tuple[str, ...] = (
+    "reference_tool_calls",
+    "expected_tools",
+    "expectedTools",
+    "expected_tool_calls",
+)
+TOOLS_KEYS: tuple[str, ...] = ("tools", "available_tools", "availableTools")
+TOPICS_KEYS: tuple[str, ...] = ("reference_topics",)
 #: the keys a tool call's name and arguments are read from, in order, across the frameworks
 NAME_KEYS = ("name", "tool_name")
 ARGUMENT_KEYS = ("arguments", "args", "input_parameters", "inputParameters", "tool_kwargs", "kwargs")
@@ -236,6 +245,32 @@ def read_topics(
     return tuple(out)
 
 
+def agent_fields(
+    record: Mapping[str, Any], *, file: str | None = None, row: int | None = None
+) -> dict[str, Any]:
+    """A row's expected tool calls, declared tools and allowed topics, as sample fields (absent
+    when the row has none): the first of each field's columns that holds a value, which may be a
+    list, an array (Parquet, pandas) or a JSON list in a string."""
+    from ragmeter.dataset.values import is_missing
+
+    out: dict[str, Any] = {}
+    readers = (
+        ("reference_tool_calls", REFERENCE_TOOL_CALL_KEYS, read_tool_calls),
+        ("tools", TOOLS_KEYS, read_tools),
+        ("reference_topics", TOPICS_KEYS, read_topics),
+    )
+    for name, keys, read in readers:
+        for key in keys:
+            value: Any = record.get(key)
+            tolist = getattr(value, "tolist", None)
+            if callable(tolist) and not isinstance(value, (str, bytes)):
+                value = tolist()  # a NumPy array cell
+            if key in record and not is_missing(value):
+                out[name] = read(value, file=file, row=row, field=key)  # type: ignore[operator]
+                break
+    return out
+
+
 def _tool_result_text(output: Any) -> str:
     """A LlamaIndex ``ToolOutput`` (``content`` / ``raw_output``) or any result, as text."""
     content = getattr(output, "content", None)
@@ -278,7 +313,11 @@ def agent_messages(question: str, output: Any) -> list[ChatMessage]:
 
 
 __all__ = [
+    "REFERENCE_TOOL_CALL_KEYS",
+    "TOOLS_KEYS",
+    "TOPICS_KEYS",
     "ToolStep",
+    "agent_fields",
     "agent_messages",
     "is_agent_output",
     "read_tool_calls",

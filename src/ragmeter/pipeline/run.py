@@ -148,14 +148,14 @@ def agent_samples(sample: Sample, output: Any, metadata: dict[str, Any]) -> list
     conversation sample (with the question's reference as the expected outcome, and its expected
     tool calls, tools and topics when the question has them) and its turn sample (the answer, with
     the tool results as contexts)."""
-    from ragmeter.dataset.conversations import (
+    from ragmeter.dataset.conversations import conversation_samples
+    from ragmeter.dataset.trajectory import (
         REFERENCE_TOOL_CALL_KEYS,
         TOOLS_KEYS,
         TOPICS_KEYS,
         agent_fields,
-        conversation_samples,
+        agent_messages,
     )
-    from ragmeter.dataset.trajectory import agent_messages
 
     cid = str(sample.id)
     # a questions file's row keeps them among its other columns
