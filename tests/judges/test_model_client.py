@@ -456,6 +456,11 @@ async def test_abandoned_requests_do_not_count_as_in_flight(fake_openai_server: 
     fake_openai_server.force(*["timeout"] * 6)
     async with client_for(fake_openai_server, concurrency=2, timeout_s=0.2, backoff_base_s=0.0) as client:
         await asyncio.gather(*(client.generate(req(f"q{i}")) for i in range(6)))
+    # the server counts a hang-up when its handler thread next polls the socket: under load the
+    # last one can land after the client is done, so wait (bounded) for the server's count
+    deadline = time.monotonic() + 10.0
+    while fake_openai_server.by_status.get(499, 0) < 6 and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
     assert fake_openai_server.by_status[499] == 6 and fake_openai_server.by_status[200] == 6
     assert fake_openai_server.peak_in_flight <= 2
 
