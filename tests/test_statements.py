@@ -67,7 +67,17 @@ def test_plain_sentences_are_left_as_they_are(sentence: str) -> None:
 
 @pytest.mark.parametrize(
     "sentence",
-    ["Maybe.", "I think so.", "Maybe not.", "Probably.", "I'm not sure.", "I don't know.", "可能吧。", "我不确定。", "不知道。"],
+    [
+        "Maybe.",
+        "I think so.",
+        "Maybe not.",
+        "Probably.",
+        "I'm not sure.",
+        "I don't know.",
+        "可能吧。",
+        "我不确定。",
+        "不知道。",
+    ],
 )
 def test_a_sentence_that_only_hedges_or_refuses_states_nothing(sentence: str) -> None:
     assert states_nothing(sentence)
@@ -88,3 +98,53 @@ def test_text_imports_nothing_of_ragmeter() -> None:
     names = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     names += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert [m for m in names if m.startswith("ragmeter")] == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "question", "says"),
+    [
+        (
+            "No, the Great Wall cannot be seen from the Moon.",
+            "Can the Great Wall be seen from the Moon?",
+            False,
+        ),
+        ("Yes, it can.", "Can the Great Wall be seen from the Moon?", True),
+        ("It cannot be seen from the Moon.", "Can it be seen from the Moon?", False),
+        ("It can be seen from low orbit.", "Can it be seen from orbit?", True),
+        ("不是。", "鲸鱼是鱼吗？", False),
+        ("不能，肉眼看不到。", "在月球上能看到长城吗？", False),
+        ("能看到。", "能看到吗？", True),
+        ("I don't know.", "Can it be seen?", None),
+        ("", "Can it be seen?", None),
+    ],
+)
+def test_polarity_reads_what_an_answer_says_to_a_yes_no_question(
+    answer: str, question: str, says: bool | None
+) -> None:
+    from ragmeter.statements import polarity
+
+    assert polarity(answer, question) is says
+
+
+def test_a_bare_yes_no_reference_is_read_by_polarity() -> None:
+    import ragmeter
+
+    q = "Can the Great Wall be seen from the Moon with the naked eye?"
+    rows = [
+        {
+            "question": q,
+            "answer": "No, the Great Wall cannot be seen from the Moon with the naked eye.",
+            "reference": "No.",
+        },
+        {"question": q, "answer": "Yes, it is easy to see from the Moon.", "reference": "No."},
+        {"question": "鲸鱼是鱼吗？", "answer": "不是，鲸鱼是哺乳动物。", "reference": "不是。"},
+        {"question": q, "answer": "I don't know.", "reference": "No."},
+    ]
+    result = ragmeter.evaluate(rows, ["factual_correctness"], progress=False)
+    scores = result.scores("factual_correctness")
+    assert [s.value for s in scores[:3]] == [1.0, 0.0, 1.0]
+    assert (
+        scores[0].reason == 'f1 1.000: the reference answers the yes/no question "no"; the answer says "no"'
+    )
+    assert scores[1].details["yes_no"] == {"reference": "no", "answer": "yes"}
+    assert scores[3].error is not None  # an evasion says neither: the claim reading, which finds no claim

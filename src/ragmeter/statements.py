@@ -176,6 +176,29 @@ YES_NO_RE = re.compile(
 )
 
 
+_YES_WORDS = frozenset({"yes", "yeah", "yep", "correct", "true", "是", "是的", "对", "有"})
+_POLAR_LEAD_RE = re.compile(
+    r"^\s*(yes|yeah|yep|no|nope|correct|incorrect|true|false|是的|不是|不对|没有|是|对|不)(?=[\s,，.。!！;；:：]|$)",
+    re.IGNORECASE,
+)
+
+
+def polarity(answer: str, question: str | None = None) -> bool | None:
+    """What an answer to a yes/no question says: True (yes), False (no), or None when it does not
+    say (an evasion, nothing). A leading yes / no word decides ("No, it cannot be seen" -> False;
+    "不是。" -> False); else the answer's negation against the question's ("It cannot be seen from
+    the Moon" to "Can it be seen from the Moon?" -> False; "能看到。" to "能看到吗？" -> True)."""
+    text = " ".join(str(answer or "").split())
+    if not text or is_evasive(text):
+        return None
+    lead = _POLAR_LEAD_RE.match(text)
+    if lead is not None:
+        return lead.group(1).lower() in _YES_WORDS
+    negated = analyze(text).negated
+    asked_negated = analyze(question).negated if question else False
+    return negated == asked_negated
+
+
 def is_refusal(sentence: str) -> bool:
     """A sentence that declines to answer in the first person: "I don't know", "我不清楚"."""
     s = sentence.strip()

@@ -17,7 +17,7 @@ from ragmeter.metrics._common import (
 )
 from ragmeter.metrics._shared import claim_sets, question_of, sample_lang
 from ragmeter.metrics.base import Metric, Score, register_metric
-from ragmeter.statements import stated_answer
+from ragmeter.statements import YES_NO_RE, polarity, stated_answer
 
 if TYPE_CHECKING:
     from ragmeter.dataset.sample import Sample
@@ -38,6 +38,9 @@ async def factual_parts(
 ) -> tuple[Score, dict[str, float] | None]:
     """The factual correctness Score and its parts (precision, recall, f1) when valid."""
     assert sample.answer is not None and sample.reference is not None
+    yes_no = _yes_no_parts(sample, mode)
+    if yes_no is not None:
+        return yes_no
     sets = await claim_sets(judge, sample, lang, answer=True, reference=mode != "precision")
     a_claims = sets.answer or []
     r_claims = sets.reference or []
@@ -112,6 +115,29 @@ async def factual_parts(
         "recall": recall,
         "f1": f,
     }
+
+
+def _yes_no_parts(sample: Sample, mode: str) -> tuple[Score, dict[str, float] | None] | None:
+    """A bare yes / no reference to a question ("No." for "Can the Great Wall be seen from the
+    Moon?"): it states nothing without the question, so no claim can be checked against it; the
+    answer is read for what it says to the question (:func:`ragmeter.statements.polarity`), and
+    precision, recall and F1 are all 1.0 when it says the same, 0.0 when it says the opposite.
+    None (the claim reading) when it is not such a pair or the answer says neither."""
+    q = question_of(sample)
+    if q is None or not YES_NO_RE.match(str(sample.reference)):
+        return None
+    expected = polarity(str(sample.reference))
+    said = polarity(str(sample.answer), q)
+    if expected is None or said is None:
+        return None
+    value = 1.0 if said == expected else 0.0
+    words = {True: "yes", False: "no"}
+    reason = (
+        f"{mode} {value:.3f}: the reference answers the yes/no question \"{words[expected]}\"; "
+        f"the answer says \"{words[said]}\""
+    )
+    details = {"mode": mode, "yes_no": {"reference": words[expected], "answer": words[said]}}
+    return Score(value=value, reason=reason, details=details), {"precision": value, "recall": value, "f1": value}
 
 
 def _check_mode(mode: str, beta: float, name: str) -> None:
