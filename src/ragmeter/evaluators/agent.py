@@ -25,7 +25,6 @@ from ragmeter.errors import ConfigError
 from ragmeter.evaluators.core import BaseEvaluator, EvaluationResult
 from ragmeter.metrics.agent import AgentGoalSuccess
 from ragmeter.metrics.tool_calls import ToolCallCorrectness
-from ragmeter.run.sync import run_sync
 
 
 def _calls(value: Any, field: str) -> tuple[ToolCall, ...]:
@@ -63,37 +62,30 @@ class ToolCallCorrectnessEvaluator(BaseEvaluator):
             raise ConfigError(
                 "ToolCallCorrectnessEvaluator: give both expected_tool_calls and actual_tool_calls"
             )
-        expected = _calls(expected_tool_calls, "expected_tool_calls")
-        actual = _calls(actual_tool_calls, "actual_tool_calls")
+        meta = dict(kwargs.pop("metadata", {}) or {})
+        meta["expected_tool_calls"] = _calls(expected_tool_calls, "expected_tool_calls")
+        meta["actual_tool_calls"] = _calls(actual_tool_calls, "actual_tool_calls")
+        return await super().aevaluate(query, response, contexts, reference, metadata=meta, **kwargs)
+
+    def _sample(
+        self,
+        query: str | None,
+        response: str | None,
+        contexts: Sequence[str] | None,
+        reference: str | None,
+        metadata: dict[str, Any],
+    ) -> Sample:
+        """The calls as a trajectory: the query, one assistant message making the actual calls."""
+        expected, actual = metadata.pop("expected_tool_calls"), metadata.pop("actual_tool_calls")
         messages = [ChatMessage("user", query or "")]
         if actual:
             messages.append(ChatMessage("assistant", "", tool_calls=actual))
-        sample = Sample(
+        return Sample(
             question=query or "",
             answer=response,
             messages=tuple(messages),
             reference_tool_calls=expected,
-            metadata=dict(kwargs.pop("metadata", {}) or {}),
-        )
-        if kwargs:
-            raise ConfigError(f"ToolCallCorrectnessEvaluator.evaluate: unknown argument(s) {sorted(kwargs)}")
-        score = await self.metric.score(sample, self.judge)
-        return self._result(sample, score, query, contexts, response)
-
-    def evaluate(  # type: ignore[override]
-        self,
-        query: str | None = None,
-        response: str | None = None,
-        contexts: Sequence[str] | None = None,
-        reference: str | None = None,
-        expected_tool_calls: Sequence[Any] | None = None,
-        actual_tool_calls: Sequence[Any] | None = None,
-        **kwargs: Any,
-    ) -> EvaluationResult:
-        return run_sync(
-            self.aevaluate(
-                query, response, contexts, reference, expected_tool_calls, actual_tool_calls, **kwargs
-            )
+            metadata=metadata,
         )
 
 
@@ -172,17 +164,6 @@ class AgentGoalSuccessEvaluator(BaseEvaluator):
         if not (sample.answer or "").strip():
             return "missing response"
         return None
-
-    def evaluate(  # type: ignore[override]
-        self,
-        query: str | None = None,
-        response: Any = None,
-        contexts: Sequence[str] | None = None,
-        reference: str | None = None,
-        actual_tool_calls: Sequence[Any] | None = None,
-        **kwargs: Any,
-    ) -> EvaluationResult:
-        return run_sync(self.aevaluate(query, response, contexts, reference, actual_tool_calls, **kwargs))
 
 
 class _Run:

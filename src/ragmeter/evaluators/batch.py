@@ -270,4 +270,3 @@ def _same_judge(a: Any, b: Any) -> bool:
     from ragmeter.local.judge import LocalJudge
 
     return isinstance(a, LocalJudge) and isinstance(b, LocalJudge) and a.describe() == b.describe()
-

@@ -180,16 +180,10 @@ class BaseEvaluator(FrameworkEvaluator):
             details=dict(score.details),
         )
 
-    def evaluate(
-        self,
-        query: str | None = None,
-        response: str | None = None,
-        contexts: Sequence[str] | None = None,
-        reference: str | None = None,
-        **kwargs: Any,
-    ) -> EvaluationResult:
-        """Sync form of :meth:`aevaluate` (works inside a running event loop too)."""
-        return run_sync(self.aevaluate(query, response, contexts, reference, **kwargs))
+    def evaluate(self, *args: Any, **kwargs: Any) -> EvaluationResult:
+        """Sync form of :meth:`aevaluate`, with its arguments (works inside a running event loop
+        too): one sync form for every evaluator, whatever arguments its ``aevaluate`` takes."""
+        return run_sync(self.aevaluate(*args, **kwargs))
 
     async def aclose(self) -> None:
         await self.judge.aclose()
@@ -277,17 +271,6 @@ class PairwiseComparisonEvaluator(BaseEvaluator):
         source = "position_bias: inconsistent" if result.details.get("position_bias") else "both orders agree"
         return result.model_copy(update={"pairwise_source": source, "passing": (result.score or 0) > 0.5})
 
-    def evaluate(  # type: ignore[override]
-        self,
-        query: str | None = None,
-        response: str | None = None,
-        contexts: Sequence[str] | None = None,
-        reference: str | None = None,
-        second_response: str | None = None,
-        **kwargs: Any,
-    ) -> EvaluationResult:
-        return run_sync(self.aevaluate(query, response, contexts, reference, second_response, **kwargs))
-
 
 class SemanticSimilarityEvaluator(BaseEvaluator):
     """Cosine similarity of response and reference embeddings; passing at ``similarity_threshold``."""
@@ -344,17 +327,6 @@ class _ImagesJoinContexts(BaseEvaluator):
     ) -> EvaluationResult:
         every = [*(contexts or ()), *(image_paths or ()), *(image_urls or ())]
         return await super().aevaluate(query, response, every, **kwargs)
-
-    def evaluate(  # type: ignore[override]
-        self,
-        query: str | None = None,
-        response: str | None = None,
-        contexts: Sequence[str] | None = None,
-        image_paths: Sequence[str] | None = None,
-        image_urls: Sequence[str] | None = None,
-        **kwargs: Any,
-    ) -> EvaluationResult:
-        return run_sync(self.aevaluate(query, response, contexts, image_paths, image_urls, **kwargs))
 
 
 class MultiModalFaithfulnessEvaluator(_ImagesJoinContexts, FaithfulnessEvaluator):
