@@ -271,7 +271,7 @@ def agent_fields(
     return out
 
 
-def _tool_result_text(output: Any) -> str:
+def tool_result_text(output: Any) -> str:
     """A LlamaIndex ``ToolOutput`` (``content`` / ``raw_output``) or any result, as text."""
     content = getattr(output, "content", None)
     if isinstance(content, str):
@@ -305,7 +305,7 @@ def agent_messages(question: str, output: Any) -> list[ChatMessage]:
         call_id = str(attr(item, "tool_id") or f"call_{k + 1}")
         arguments = json.dumps(kwargs, ensure_ascii=False, default=str)
         out.append(ChatMessage("assistant", "", tool_calls=(ToolCall(name, arguments, call_id),)))
-        result = _tool_result_text(attr(item, "tool_output") or "")
+        result = tool_result_text(attr(item, "tool_output") or "")
         out.append(ChatMessage("tool", result, tool_call_id=call_id, name=name))
     content = getattr(getattr(output, "response", None), "content", None)
     out.append(ChatMessage("assistant", content if isinstance(content, str) else str(content or "")))
@@ -324,5 +324,6 @@ __all__ = [
     "read_tools",
     "read_topics",
     "tool_calls",
+    "tool_result_text",
     "tool_steps",
 ]

@@ -11,7 +11,7 @@ from ragmeter.dataset.sample import Sample
 from ragmeter.errors import ConfigError, RagmeterError, UnsupportedStepError
 from ragmeter.evaluators.framework import FrameworkEvaluator, FrameworkResult
 from ragmeter.metrics.answer_relevance import AnswerRelevance
-from ragmeter.metrics.base import Metric, Score
+from ragmeter.metrics.base import Metric, Score, meets_bound
 from ragmeter.metrics.context import ContextRelevance
 from ragmeter.metrics.faithfulness import Faithfulness
 from ragmeter.metrics.graded import Correctness, GuidelineAdherence, Pairwise, Relevancy
@@ -79,7 +79,7 @@ class BaseEvaluator(FrameworkEvaluator):
         t = self.metric.threshold
         if t is None or score.value is None:
             return None
-        return score.value >= t if self.metric.higher_is_better else score.value <= t
+        return meets_bound(score.value, t, self.metric.higher_is_better)
 
     def _sample(
         self,

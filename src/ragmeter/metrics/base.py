@@ -111,6 +111,12 @@ class Score:
         )
 
 
+def meets_bound(value: float, bound: float, higher_is_better: bool = True) -> bool:
+    """Whether ``value`` is at least as good as ``bound`` (>= it, or <= it when lower is better):
+    a metric's threshold, a gate's bound."""
+    return value >= bound if higher_is_better else value <= bound
+
+
 class Metric:
     """Base class of every metric. Subclasses set ``name``, ``requires`` and implement ``score``.
 

@@ -182,12 +182,10 @@ def normalize_output(out: Any, *, retriever: bool = False) -> PipelineOutput:
         return PipelineOutput(_answer(out[0]), *_contexts(out[1]))
     if isinstance(out, str):
         return PipelineOutput(out, (), None)
-    from ragmeter.dataset.trajectory import is_agent_output
+    from ragmeter.dataset.trajectory import is_agent_output, tool_result_text
 
     if is_agent_output(out):
-        results = tuple(
-            str(getattr(getattr(c, "tool_output", None), "content", "") or "") for c in out.tool_calls or ()
-        )
+        results = tuple(tool_result_text(getattr(c, "tool_output", None) or "") for c in out.tool_calls or ())
         return PipelineOutput(_answer(out.response), tuple(r for r in results if r.strip()), None, agent=out)
     if hasattr(out, "source_nodes") and hasattr(out, "response"):
         return PipelineOutput(_answer(out.response), *_contexts(out.source_nodes))

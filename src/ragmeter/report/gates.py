@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError
+from ragmeter.metrics.base import meets_bound
 from ragmeter.run.calibrated import MIN_LABELS
 
 if TYPE_CHECKING:
@@ -83,11 +84,6 @@ def _bound(text: str, what: str) -> float:
     if not math.isfinite(value):
         raise ConfigError(f"{what}: {text!r} is not a finite number")
     return value
-
-
-def meets_bound(value: float, bound: float, higher_is_better: bool = True) -> bool:
-    """Whether ``value`` is at least as good as ``bound`` (>= it, or <= it when lower is better)."""
-    return value >= bound if higher_is_better else value <= bound
 
 
 def parse_bounds(text: str | Mapping[str, float] | None) -> dict[str, float]:

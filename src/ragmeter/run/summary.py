@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.judges.types import Usage
+from ragmeter.metrics.base import meets_bound
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def _summary(
     if values:
         mean = sum(values) / len(values)
         if threshold is not None:
-            pass_rate = sum(1 for v in values if (v >= threshold if higher else v <= threshold)) / len(values)
+            pass_rate = sum(1 for v in values if meets_bound(v, threshold, higher)) / len(values)
     n_invalid = stats.n_invalid
     return MetricSummary(
         name=name,
