@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.dataset.conversations import tool_result_contexts
-from ragmeter.dataset.messages import ChatMessage
+from ragmeter.dataset.messages import ChatMessage, dialogue
 from ragmeter.dataset.trajectory import ToolStep, tool_steps
 from ragmeter.judges.base import Verdict
 from ragmeter.local import conversation as _conversation
@@ -156,10 +156,7 @@ async def check_goal(
     if not replies:
         return Verdict(goal, False, f"the agent gave no reply {MARK}", "", 0.0)
     answer = replies[-1]
-    dialogue = [
-        (m.role, m.content) for m in messages if m.role in ("user", "assistant") and m.content.strip()
-    ]
-    met = await _conversation.check_completeness(judge, dialogue)
+    met = await _conversation.check_completeness(judge, [(m.role, m.content) for m in dialogue(messages)])
     parts: list[tuple[str, float]] = []
     if met:
         worst = min(met, key=lambda v: float(v.confidence or 0.0))
@@ -186,8 +183,6 @@ async def check_goal(
         held = await _holds(judge, outcome, [*replies, *results], goal, lang)
         if held is not None:
             parts.append((f"matches the expected outcome ({held[1]})", held[0]))
-    if not parts:
-        return Verdict(goal, False, f"no request to read {MARK}", answer, 0.0)
     weakest = min(p for _, p in parts)
     reason = "; ".join(f"{what} {p:.2f}" for what, p in parts)
     return Verdict(goal, weakest >= 0.5, f"{reason}: the weakest counts {MARK}", answer, weakest)
