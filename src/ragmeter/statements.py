@@ -485,13 +485,21 @@ _ZH_WH_RE = re.compile(
 _EN_COPULA_Q_RE = re.compile(r"^(?:what|who|which)\s+(is|are|was|were)\s+(.+)$", re.IGNORECASE)
 _EN_WHERE_Q_RE = re.compile(r"^where\s+(is|are|was|were)\s+(.+)$", re.IGNORECASE)
 _EN_SUBJECT_Q_RE = re.compile(
-    r"^(?:who|what|which(?:\s+[a-z]+){1,2}|what(?:\s+[a-z]+){1,2})\s+"
+    r"^(?:who|what|which(?:\s+(?!(?:do|does|did)\b)[a-z]+){1,2}|what(?:\s+(?!(?:do|does|did)\b)[a-z]+){1,2})\s+"
     r"(?!(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|may|might|must)\b)"
     r"([a-z]+(?:ed|es|s)|wrote|won|made|built|led|ran|took|gave|sold|found|held|began|came|became|beat|"
     r"invented|painted|discovered|founded|designed)\b(.*)$",
     re.IGNORECASE,
 )
-_EN_WHICH_COPULA_RE = re.compile(r"^(?:which|what)\s+[a-z]+(?:\s+[a-z]+)?\s+(is|are|was|were)\s+(.+)$", re.IGNORECASE)
+_EN_WHICH_COPULA_RE = re.compile(
+    r"^(?:which|what)\s+([a-z]+(?:\s+[a-z]+)?)\s+(is|are|was|were)\s+(.+)$", re.IGNORECASE
+)
+#: a superlative that stands for its noun: "the largest" (planet) in "Which planet is the largest
+#: in the Solar System?"
+_SUPERLATIVE_HEAD_RE = re.compile(
+    r"^(the\s+(?:(?:most|least)\s+[a-z]+|[a-z]+est|first|last|only|closest|nearest))(?=\s+(?:in|of|on|among|at|to)\b|$)",
+    re.IGNORECASE,
+)
 
 
 #: a question a plain rewrite gets wrong: a passive or a stranded preposition ("Who was Milhouse
@@ -537,8 +545,11 @@ def answer_statement(question: str, answer: str) -> str | None:
         return None
     m = _EN_WHICH_COPULA_RE.match(q)
     if m is not None:
-        verb, rest = m.group(1).lower(), m.group(2)
-        if _PREDICATE_RE.match(rest):  # "Which planet is the largest ...?" -> "Jupiter is the largest ..."
+        noun, verb, rest = m.group(1), m.group(2).lower(), m.group(3)
+        if _PREDICATE_RE.match(rest):  # "Which planet is the largest ...?" -> "Jupiter is the largest planet ..."
+            head = _SUPERLATIVE_HEAD_RE.match(rest)
+            if head is not None:
+                rest = f"{head.group(1)} {noun}{rest[head.end() :]}"
             return f"{cap} {verb} {rest}."
         return f"{rest[0].upper() + rest[1:]} {verb} {answer}."  # "What nationality was the author?"
     m = _EN_COPULA_Q_RE.match(q)

@@ -108,7 +108,12 @@ async def test_the_grammar_shape_is_part_of_the_cache_key() -> None:
         ("Paris", "What is the capital of France?", "en", "The capital of France is Paris."),
         ("Shakespeare", "Who wrote Hamlet?", "en", "Shakespeare wrote Hamlet."),
         ("Scottish", "What nationality was the author?", "en", "The author was Scottish."),
-        ("Jupiter", "Which planet is the largest in the Solar System?", "en", "Jupiter is the largest in the Solar System."),
+        # the superlative keeps its noun
+        ("Jupiter", "Which planet is the largest in the Solar System?", "en",
+         "Jupiter is the largest planet in the Solar System."),
+        ("Hydrogen", "Which element is the most abundant in the universe?", "en",
+         "Hydrogen is the most abundant element in the universe."),
+        ("The Nile", "Which river is the longest?", "en", "The Nile is the longest river."),
         ("In Paris.", "Where is the Eiffel Tower?", "en", "The Eiffel Tower is in Paris."),
         ("巴黎", "法国的首都是哪里？", "zh", "法国的首都是巴黎。"),
         ("十二个月", "一年有多少个月？", "zh", "一年有十二个月。"),
@@ -121,6 +126,9 @@ async def test_the_grammar_shape_is_part_of_the_cache_key() -> None:
         ("President Richard Nixon", "Who was Milhouse named after?", "en",
          'The answer to the question "Who was Milhouse named after?" is "President Richard Nixon".'),
         ("是的", "两个乐队都是美国的吗？", "zh", "问题“两个乐队都是美国的吗？”的答案是“是的”。"),
+        # an object asked with do-support has no plain rewrite here ("do" is no part of the noun)
+        ("Carbon dioxide", "Which gas do plants absorb from the air?", "en",
+         'The answer to the question "Which gas do plants absorb from the air?" is "Carbon dioxide".'),
     ],
 )
 def test_short_answer_claim_is_built_from_question_and_answer(

@@ -142,6 +142,62 @@ def test_chinese_units_after_arabic_digits_make_one_number() -> None:
     assert analyze("2023年5月").numbers == {"2023", "5"}  # 年 and 月 are not units
 
 
+def test_chinese_percentages_long_numerals_and_the_article_yi() -> None:
+    from ragmeter.local.features import number_slots
+
+    # 百分之二十一 is 21%: its 百 is not a hundred, and the slot is the percentage's
+    assert analyze("空气中的氧气约为百分之二十一。").numbers == analyze("氧气约占21%。").numbers == {"21"}
+    assert number_slots("利润下降了百分之三。") == number_slots("利润下降了3%。") == {("3", "%")}
+    assert analyze("百分之三点五的人").numbers == {"3.5"}
+    # a numeral of more than six characters is one number
+    assert analyze("黄河全长约五千四百六十四公里").numbers == {"5464"}
+    # a lone 一 before a counter is the article: no number the contexts must hold ...
+    assert analyze("成年人一天最多可以服用两次这种药。").numbers == {"2"}
+    assert analyze("他是一位诗人。").numbers == set()
+    # ... but its slot is still read, so "once" against "twice" is a swap
+    assert ("1", "次") in number_slots("每天一次")
+
+
+def test_an_opposite_is_read_in_the_clause_the_claim_copies_and_cancels_with_a_negation() -> None:
+    from ragmeter.local.support import _says_opposite
+
+    def opposed(claim: str, sentence: str) -> bool:
+        return _says_opposite(analyze(claim), claim, sentence, analyze(sentence))
+
+    sales = "今年一季度，该公司的销售额增长了百分之十五，但利润下降了百分之三。"
+    assert not opposed("该公司一季度的销售额上升了百分之十五。", sales)  # 下降 is the profit's
+    assert opposed("今年一季度该公司的销售额下降了。", sales)
+    older = "It is approved for adults and for children aged five and older."
+    assert not opposed("The vaccine has no approval for children younger than five.", older)
+    assert opposed("The vaccine is approved for children younger than five.", older)
+
+
+def test_a_chinese_function_character_put_in_an_equivalent_ones_place_is_no_swap() -> None:
+    from ragmeter.local.support import index_contexts, swap_candidates
+
+    ctx = index_contexts(["木星是太阳系中最大的行星。"])
+    assert swap_candidates("木星是太阳系里最大的行星。", ctx.sentences[0], ctx.all_stems, ctx.text) == []
+    assert swap_candidates("木星是银河系中最大的行星。", ctx.sentences[0], ctx.all_stems, ctx.text) != []
+
+
+def test_a_people_or_language_word_names_its_place() -> None:
+    from ragmeter.local.support import name_forms
+
+    assert "america" in name_forms("american") and "american" in name_forms("america")
+    assert "italy" in name_forms("italian") and "italian" in name_forms("italy")
+    assert "china" in name_forms("chines")  # "Chinese", stemmed as entities are
+    assert "brazil" in name_forms("brazilian") and "canada" in name_forms("canadian")
+    assert "austria" not in name_forms("australian") and "paris" not in name_forms("pari")
+    import numpy as np
+
+    from ragmeter.local.support import index_contexts, support_features
+
+    ctx = index_contexts(["Spanish is spoken in most other countries of South America."])
+    sims = np.zeros(len(ctx.sentences))
+    assert support_features("Most other South American countries speak Spanish.", ctx, sims).values["ent_novel"] == 0
+    assert support_features("Most other South African countries speak Spanish.", ctx, sims).values["ent_novel"] > 0
+
+
 def test_negation_is_read_from_the_clause_the_claim_copies() -> None:
     from ragmeter.local.support import _aligned_clause
 

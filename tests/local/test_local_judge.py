@@ -252,6 +252,35 @@ async def test_novel_entity_lowers_support(judge: LocalJudge) -> None:
     assert await _p(judge, "The Eiffel Tower is in Rome.", CTX_EN) < 0.5
 
 
+async def test_a_word_the_contexts_lack_put_in_a_copied_sentence_is_a_swap_unless_entailed(
+    judge: LocalJudge,
+) -> None:
+    # one word of the sentence replaced by one the contexts lack, and the verifier does not entail
+    # it: a confirmed contradiction, whatever the overlap says
+    ctx = ["Insulin is produced by the pancreas."]
+    (v,) = await judge.verify_claims(["Insulin is produced by the liver."], ctx)
+    assert v.confidence is not None and v.confidence <= 0.3 and not v.supported
+    assert "words of the closest context sentence are replaced" in v.reason
+    gas = ["Plants absorb carbon dioxide from the air for photosynthesis."]
+    assert await _p(judge, "Plants absorb nitrogen from the air for photosynthesis.", gas) <= 0.3
+    # the sentence itself, and a claim the verifier entails, are not swaps
+    assert await _p(judge, "Insulin is produced by the pancreas.", ctx) >= 0.7
+    (features,) = await judge.claim_features(["Plants absorb carbon dioxide from the air."], gas)
+    assert features["term_swap"] == 0
+    # an English subject in the subject's place
+    planet = ["Jupiter is the largest planet in the Solar System."]
+    assert await _p(judge, "Saturn is the largest planet in the Solar System.", planet) <= 0.3
+    # not a swap: a reworded verb phrase, a place's people, a claim that rewords more than a copy
+    bello = ["Headteacher Karen Bello, who joined the school in September 2024, said pupils had worked hard."]
+    (features,) = await judge.claim_features(
+        ["Headteacher Karen Bello, who has led the school since September 2024, said pupils had worked hard."], bello
+    )
+    assert features["term_swap"] == 0
+    runner = ["Kenyan runner Esther Wanjiru won the women's race in 2:36:12."]
+    (features,) = await judge.claim_features(["Kenya's Esther Wanjiru won the women's race in 2:36:12."], runner)
+    assert features["term_swap"] == 0
+
+
 async def test_context_decides_not_world_knowledge(judge: LocalJudge) -> None:
     counterfactual = ["The Eiffel Tower is a lattice tower in Rome, Italy. It was completed in 1889."]
     assert await _p(judge, "The Eiffel Tower is in Rome.", counterfactual) > await _p(

@@ -85,7 +85,9 @@ _ZH_DIGITS = {
     "九": 9,
 }
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
-_ZH_NUM_RE = re.compile(r"[零〇一二两三四五六七八九十百千万]{1,6}")
+_ZH_NUM_RE = re.compile(r"[零〇一二两三四五六七八九十百千万]{1,12}")
+# a percentage in words: 百分之二十一 is 21% (its 百 is not a hundred of anything)
+_ZH_PERCENT_RE = re.compile(r"百分之([零〇一二两三四五六七八九十百千万]{1,12}(?:点[零〇一二三四五六七八九]+)?)")
 # Arabic digits with a Chinese unit: 5700万 (57,000,000), 3.5亿, 5千
 _MIXED_NUM_RE = re.compile(r"(\d+(?:\.\d+)?)([十百千万亿]+)")
 _ZH_MULTIPLIERS = {**_ZH_UNITS, "亿": 100_000_000}
@@ -162,6 +164,17 @@ def _zh_number(s: str) -> int | None:
         else:
             return None
     return total + section + (digit or 0)
+
+
+def _zh_percent(numeral: str) -> str | None:
+    """The number of a percentage in words, 百分之<numeral>: 二十一 -> "21", 三点五 -> "3.5"."""
+    whole, _, frac = numeral.partition("点")
+    val = _zh_number(whole)
+    if val is None:
+        return None
+    if not frac:
+        return str(val)
+    return _canon_number(f"{val}.{''.join(str(_ZH_DIGITS[c]) for c in frac)}")
 
 
 def _canon_number(raw: str) -> str:
@@ -283,6 +296,8 @@ def analyze(text: str) -> TextFeatures:
             if bg[0] in ZH_STOPCHARS and bg[1] in ZH_STOPCHARS:
                 continue
             terms.append(bg)
+        percents = {pm.start(1): (pm.end(), _zh_percent(pm.group(1))) for pm in _ZH_PERCENT_RE.finditer(run)}
+        inside = {i for start, (end, _) in percents.items() for i in range(start + 1, end)}
         for nm in _ZH_NUM_RE.finditer(run):
             if (
                 m.start() + nm.start() > 0
@@ -290,8 +305,22 @@ def analyze(text: str) -> TextFeatures:
                 and all(c in _ZH_UNITS for c in nm.group(0))
             ):
                 continue  # the unit of 5700万: read with its digits below
+            if nm.group(0) == "百" and run.startswith("分之", nm.end()):
+                continue  # 百分之: the percentage is the numeral after it
+            if nm.start() in percents:
+                percent = percents[nm.start()][1]
+                if percent is not None:
+                    numbers.add(percent)
+                continue
+            if nm.start() in inside:
+                continue  # the decimals of 百分之三点五
             end = nm.end()
             nxt = run[end] if end < len(run) else ""
+            # a lone 一 before a counter is mostly the article ("一天最多两次": a day; "一位诗人":
+            # a poet), as "a" is in English: not a number the contexts must hold (its slot is
+            # still read for swaps: 一次 against 两次, number_slots)
+            if nm.group(0) == "一":
+                continue
             val = _zh_number(nm.group(0))
             if val is not None and (nxt in _ZH_COUNTERS or len(nm.group(0)) >= 2):
                 numbers.add(str(val))
@@ -312,7 +341,7 @@ _SLOT_RE = re.compile(
     r"(\d+(?:[.,]\d+)*)([十百千万亿]*)\s*([A-Za-z%]+|[\u3400-\u4dbf\u4e00-\u9fff])?"
 )
 _EN_NUMBER_SLOT_RE = re.compile(r"\b([A-Za-z]+)\b(?=(?:\s+([A-Za-z]+))?)")
-_ZH_NUMBER_SLOT_RE = re.compile(r"([零〇一二两三四五六七八九十百千万]{1,6})([\u3400-\u4dbf\u4e00-\u9fff])")
+_ZH_NUMBER_SLOT_RE = re.compile(r"([零〇一二两三四五六七八九十百千万]{1,12})([\u3400-\u4dbf\u4e00-\u9fff])")
 _YEAR = "(year)"
 
 
@@ -350,7 +379,15 @@ def number_slots(text: str) -> frozenset[tuple[str, str]]:
         low = m.group(1).lower()
         if low in _NUMBER_WORDS:
             out.add((_NUMBER_WORDS[low], stem(m.group(2)) if m.group(2) else ""))
+    spans = []
+    for m in _ZH_PERCENT_RE.finditer(s):  # 百分之二十一: the slot of 21%
+        percent = _zh_percent(m.group(1))
+        spans.append(m.span())
+        if percent is not None:
+            out.add((percent, "%"))
     for m in _ZH_NUMBER_SLOT_RE.finditer(s):
+        if any(a <= m.start() < b for a, b in spans):
+            continue  # read as a percentage above
         if m.start() > 0 and s[m.start() - 1].isdigit():
             continue  # the multiplier of 5700万, read above
         if m.group(2) in _ZH_COUNTERS:

@@ -186,6 +186,12 @@ ZH_ANTONYMS: dict[str, frozenset[str]] = _antonym_map(_ZH_ANTONYM_PAIRS)
 
 #: Chinese characters that carry little content (function words); a bigram made only of them is
 #: not a content term.
+#: Chinese function characters that stand for one another in the same place: 在太阳系里 / 在太阳系中
+#: / 在太阳系内, 成立于 / 成立在; one put in another's place is no swap (support.swap_candidates)
+ZH_EQUIVALENT_CHARS: tuple[frozenset[str], ...] = tuple(
+    frozenset(group) for group in ("里中内", "于在", "和与及跟同")
+)
+
 ZH_STOPCHARS: frozenset[str] = frozenset(
     "的了是在和与及也就都而着或一个这那之其以于为对把被从到上下中很更最又还并且呢吗吧啊呀嘛么们你我他她它有"
 )

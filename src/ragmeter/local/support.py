@@ -67,7 +67,7 @@ from ragmeter.local.features import (
     stem,
 )
 from ragmeter.local.frames import FrameReading, context_names, context_norms, lexical, read_frames, verdict
-from ragmeter.local.lexicon import EN_STOPWORDS, ZH_ANTONYMS, ZH_STOPCHARS
+from ragmeter.local.lexicon import EN_STOPWORDS, ZH_ANTONYMS, ZH_EQUIVALENT_CHARS, ZH_STOPCHARS
 from ragmeter.local.verifier import Verifier, languages_of
 from ragmeter.statements import ANSWER_LEAD_RE
 from ragmeter.text import is_cjk, split_sentences, tokenize
@@ -249,6 +249,33 @@ class SupportFeatures:
     frame: FrameReading | None = None  # the sentence reading that decided frame_conflict / frame_agrees
 
 
+#: endings that make a people's or a language's word of a place's name (stemmed as the
+#: entities are: "Chinese" is "chines"): American / America, Italian / Italy, Chinese / China
+_DEMONYM_ENDINGS = ("ian", "an", "n", "ese", "es", "ish", "i")
+
+
+@functools.lru_cache(maxsize=16384)
+def name_forms(name: str) -> tuple[str, ...]:
+    """``name`` (a stemmed entity) and the forms of it that name the same place or people, so that
+    a claim's "South American countries" finds "South America" in the contexts and "Italy" finds
+    "Italian": the name with a demonym ending added (after its final vowel, if any) or removed
+    (with its "a" or "y" put back; a root of four letters at least). Names under four letters have
+    no other forms. A person's name can meet another this way (Julian / Julia): a swap between two
+    such names is not read as a new name."""
+    if len(name) < 4:
+        return (name,)
+    forms = {name}
+    base = name[:-1] if name[-1] in "aeiouy" else name
+    forms.update(base + end for end in _DEMONYM_ENDINGS)
+    forms.update(name + end for end in _DEMONYM_ENDINGS)
+    for end in _DEMONYM_ENDINGS:
+        if name.endswith(end) and len(name) - len(end) >= 4:
+            root = name[: -len(end)]
+            forms.add(root)
+            forms.update((root + "a", root + "y"))
+    return tuple(forms)
+
+
 def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> SupportFeatures:
     """Features of one claim; ``sims`` holds its cosine with each context sentence."""
     cf = analyze(claim)
@@ -272,7 +299,11 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         sum(1 for x in cf.numbers if x not in ctx.all_numbers) / len(cf.numbers) if cf.numbers else 0.0
     )
     pool = ctx.all_terms | ctx.all_entities
-    ent_novel = sum(1 for e in cf.entities if e not in pool) / len(cf.entities) if cf.entities else 0.0
+    ent_novel = (
+        sum(1 for e in cf.entities if not any(f in pool for f in name_forms(e))) / len(cf.entities)
+        if cf.entities
+        else 0.0
+    )
     if cf.has_cjk:  # Chinese has no capitals: a name is a run of ideographs the contexts lack
         ent_novel = max(ent_novel, zh_novel_share(claim, ctx.all_words))
     sent_cov = coverage(cf.terms, bf.terms)
@@ -305,7 +336,7 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
             ):
                 neg_confirmed = 1.0
     word_cov = coverage(frozenset(tokenize(claim)), ctx.all_words)
-    swaps = (  # Chinese claims only (see swap_candidates), mostly copied (the cheap test first)
+    swaps = (  # mostly copied claims (the cheap test first)
         tuple(
             dict.fromkeys(
                 pair
@@ -313,7 +344,7 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
                 for pair in swap_candidates(claim, ctx.sentences[i], ctx.all_stems, ctx.text)
             )
         )
-        if cf.has_cjk and word_cov >= SWAP_MATCHED
+        if word_cov >= SWAP_MATCHED
         else ()
     )
     # the best-aligned sentence, or a premise sentence when the claim's word is nowhere in the
@@ -321,9 +352,9 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
     # bakery does not open on Sundays." against "The bakery closes at 6 p.m.": "open" is there too)
     antonym = (
         1.0
-        if antonym_conflict(cf, claim, bf, ctx.sentences[best])
+        if _says_opposite(cf, claim, ctx.sentences[best], bf)
         or any(
-            antonym_conflict(cf, claim, ctx.features[i], ctx.sentences[i])
+            _says_opposite(cf, claim, ctx.sentences[i], ctx.features[i])
             and antonym_conflict(cf, claim, ctx.whole, ctx.text)
             for i in top
             if i != best
@@ -351,7 +382,8 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         "word_cov": word_cov,
         # rule features (:func:`support_probability`), not read by the combiners
         "num_swap": 1.0 if cf.numbers and number_swap(claim, ctx.all_slots, ctx.all_numbers) else 0.0,
-        "term_swap": 1.0 if swaps else 0.0,
+        # an English claim's swap counts only where the verifier does not entail it (claim_support)
+        "term_swap": 1.0 if swaps and cf.has_cjk else 0.0,
         "neg_confirmed": neg_confirmed,
         "speaker_swap": speaker_swap,
         "frame_conflict": 1.0 if said == "conflict" else 0.0,
@@ -376,18 +408,28 @@ NEG_CONFIRMED_COVERAGE = 0.75
 SWAP_MAX = 3
 #: share of the claim's words that must match the sentence for a substitution to be a swap
 SWAP_MATCHED = 0.6
+#: the same for an English claim, whose candidates the verifier gates: a near copy (news summaries
+#: reword more: "came back from two goals behind" for "came from two goals down")
+SWAP_MATCHED_EN = 0.75
+_AUXILIARIES = frozenset(
+    "is are was were be been being has have had do does did will would shall should can could may might must".split()
+)
 #: a swap candidate whose two sides have at least this cosine is a synonym, not a swap
 #: ("purchasing" / "buying" 0.93, "went" / "reached" 0.73; "liver" / "pancreas" 0.64)
 SWAP_SYNONYM = 0.7
+#: an English claim's swap candidate is a swap when the verifier entails the claim below this
+SWAP_UNENTAILED = 0.5
 
 
 def _novel_content(tokens: Sequence[str], replaced: Sequence[str], context_stems: frozenset[str]) -> bool:
     """The claim's tokens are content the contexts lack: not stop words, no stem of theirs in the
     contexts, not a shortening of the replaced words ("pro" for "professional", "US" for "United
     States")."""
+    if any(t in _AUXILIARIES for t in tokens):
+        return False  # "has led" for "joined": a verb phrase reworded, not a filler swapped
     content = [t for t in tokens if t not in EN_STOPWORDS and t not in ZH_STOPCHARS]
-    if not content or any(stem(t) in context_stems for t in content):
-        return False
+    if not content or any(f in context_stems for t in content for f in name_forms(stem(t))):
+        return False  # (a place's people: "Kenya's" for "Kenyan")
     joined = "".join(replaced)
     initials = "".join(t[0] for t in replaced if t)
     return not any(joined.startswith(t) or t == initials for t in content if t.isascii())
@@ -401,19 +443,22 @@ def swap_candidates(
     "Insulin is a hormone produced by the liver." against "Insulin is a hormone produced by the
     pancreas." -> ("liver", "pancreas"); "故宫位于南京市中心" against "故宫位于北京市中心" -> ("南",
     "北"), a one-character swap. The replaced part is at most :data:`SWAP_MAX` tokens on either
-    side, follows at least two shared tokens and is followed by a shared one or ends the claim,
+    side, follows at least two shared tokens (or opens an English claim, before three shared ones:
+    "Saturn is the largest planet ..." against "Jupiter is the largest planet ...") and is
+    followed by a shared one or ends the claim,
     and :data:`SWAP_MATCHED` of the claim is shared. A paraphrase rewords more than that; a synonym
     put in one word's place is a candidate too, which :func:`claim_support` drops by the words'
-    cosine (:data:`SWAP_SYNONYM`). The judge reads it for Chinese claims only, which the verifier
-    does not read: on English dialogue (BEGIN) a word put in another's place is mostly a synonym
-    the cosine does not catch, and the verifier reads the claim anyway (docs/local-judge.md)."""
+    cosine (:data:`SWAP_SYNONYM`). The judge reads it for every Chinese claim, which the verifier
+    does not read, and for an English claim only where the verifier does not entail it either
+    (:data:`SWAP_UNENTAILED`): on English dialogue (BEGIN) a word put in another's place is mostly
+    a synonym the cosine does not catch (docs/local-judge.md)."""
     a = tokenize(claim)
     b = tokenize(sentence)
     if len(a) < 3 or not b:
         return []
     ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     matched = sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal")
-    if matched < SWAP_MATCHED * len(a):
+    if matched < (SWAP_MATCHED if analyze(claim).has_cjk else SWAP_MATCHED_EN) * len(a):
         return []
     out: list[tuple[str, str]] = []
     joiner = "" if analyze(claim).has_cjk else " "
@@ -424,7 +469,10 @@ def swap_candidates(
             continue
         before = ops[k - 1] if k > 0 else None
         after = ops[k + 1] if k + 1 < len(ops) else None
-        if before is None or before[0] != "equal" or before[2] - before[1] < 2:
+        # an English claim's opening words in place of the sentence's, before three shared words:
+        # a subject put in the subject's place ("Saturn is the largest planet ...")
+        opening = joiner == " " and k == 0 and after is not None and after[0] == "equal" and after[2] - after[1] >= 3
+        if not opening and (before is None or before[0] != "equal" or before[2] - before[1] < 2):
             continue
         if i2 < len(a) and (after is None or after[0] != "equal"):
             continue
@@ -433,6 +481,9 @@ def swap_candidates(
             # characters: new next to their neighbours ("峪山" for "嘉峪关": 山 is elsewhere in
             # the contexts, 山海关, but not after 峪)
             joined = "".join(span)
+            replaced = "".join(b[j1:j2])
+            if any(joined in group and replaced in group for group in ZH_EQUIVALENT_CHARS):
+                continue  # 里 for 中: the same function in the same place
             novel = any(t not in ZH_STOPCHARS for t in span) and (a[i1 - 1] + joined) not in context_text
             novel = novel and (i2 == len(a) or (joined + a[i2]) not in context_text)
         else:
@@ -585,6 +636,19 @@ def _clause_texts(sentence: str) -> list[str]:
     return clauses
 
 
+def _says_opposite(cf: TextFeatures, claim: str, sentence: str, whole: TextFeatures) -> bool:
+    """The clause of ``sentence`` that shares most of the claim's terms has the opposite of one of
+    its words (:func:`antonym_conflict`) and the same polarity: "该公司的销售额上升了百分之十五" is
+    not opposed by "销售额增长了百分之十五，但利润下降了百分之三" (下降 is the other clause's), and
+    "The vaccine has no approval for children younger than five." not by "It is approved for
+    children aged five and older." (an opposite and a negation: flips that cancel)."""
+    clauses = _clause_texts(sentence)
+    text, ev = sentence, whole
+    if len(clauses) >= 2:
+        text, ev = max(((c, analyze(c)) for c in clauses), key=lambda t: coverage(cf.terms, t[1].terms))
+    return cf.negated == ev.negated and antonym_conflict(cf, claim, ev, text)
+
+
 def _aligned_clause(cf: TextFeatures, sentence: str, whole: TextFeatures) -> TextFeatures:
     """The clause of ``sentence`` that shares most of the claim's terms: the claim "The bridge
     opened in May" copies the first clause of "The bridge opened in May, and trucks are not
@@ -686,11 +750,13 @@ async def claim_support(
     pairs = list(
         dict.fromkeys([*(pair for f in feats for pair in f.swaps), *(p for fp in frame_pairs for p in fp)])
     )
+    synonym: dict[tuple[str, str], bool] = {}
     if pairs and embed is not None:
         emb = np.asarray(await embed([t for pair in pairs for t in pair]), dtype=np.float64)
         synonym = {pair: float(emb[2 * k] @ emb[2 * k + 1]) >= SWAP_SYNONYM for k, pair in enumerate(pairs)}
-        for f, fp in zip(feats, frame_pairs, strict=True):
-            f.values["term_swap"] = 1.0 if any(not synonym[pair] for pair in f.swaps) else 0.0
+        for claim, f, fp in zip(claims, feats, frame_pairs, strict=True):
+            if analyze(claim).has_cjk:  # (an English claim's swaps wait for the verifier, below)
+                f.values["term_swap"] = 1.0 if any(not synonym[pair] for pair in f.swaps) else 0.0
             if fp and f.frame is not None and not f.frame.flips and all(synonym[pair] for pair in fp):
                 f.values["frame_conflict"] = 0.0  # a synonym in the sentence's place, not a swap
     if verifier is None:
@@ -727,6 +793,14 @@ async def claim_support(
         for i, p in zip(owners, probs, strict=True):
             f = feats[i]
             f.values[ENTAIL] = max(f.values.get(ENTAIL, 0.0), min(max(float(p), 0.0), 1.0))
+    for i in read:
+        f = feats[i]
+        if not analyze(claims[i]).has_cjk and ENTAIL in f.values:
+            # an English word put in another's place, which the contexts lack, is a swap when the
+            # verifier does not entail the claim either ("Insulin is produced by the liver."
+            # against "... by the pancreas."): alone it is mostly a synonym on English dialogue
+            unsynonymous = [pair for pair in f.swaps if not synonym.get(pair, False)]
+            f.values["term_swap"] = 1.0 if unsynonymous and f.values[ENTAIL] < SWAP_UNENTAILED else 0.0
     return feats
 
 
