@@ -19,6 +19,7 @@ DEV_FILES = (
     "textbook_heldout",
     "textbook_final",
     "textbook_fresh",
+    "textbook_blind",
     "agent_trajectories_dev",
     "agent_trajectories_heldout",
     "short_reference_dev",

@@ -95,6 +95,47 @@ def test_frame_verdicts(claim: str, context: str, expected: str) -> None:
     assert said(claim, context) == expected
 
 
+@pytest.mark.parametrize(
+    ("claim", "context", "expected"),
+    [
+        # an adjunct put first is no argument of the relation: no exchange
+        (
+            "Off the coast of Queensland lies the Great Barrier Reef.",
+            "The Great Barrier Reef lies off the coast of Queensland in Australia.",
+            "agrees",
+        ),
+        (
+            "In 2014 the company opened a store in Marseille.",
+            "The company opened its first store in Lyon in 2009. Its second store, in Marseille, opened in 2014.",
+            "agrees",
+        ),
+        ("In the final, England beat Spain.", "In the final, Spain beat England 2-1.", "conflict"),
+        # a name the claim gives by part of it is named ("Bach"), one that only shares a word is not
+        (
+            "Bach was born in Halle.",
+            "Johann Sebastian Bach was born in Eisenach. George Frideric Handel was born in Halle.",
+            "conflict",
+        ),
+        (
+            "The Pacific Ocean is the smallest of the five oceans.",
+            "The Pacific Ocean is larger than the Atlantic Ocean. The Arctic Ocean is the smallest of the five oceans.",
+            "conflict",
+        ),
+    ],
+)
+def test_fronted_adjuncts_and_names_given_in_part(claim: str, context: str, expected: str) -> None:
+    assert said(claim, context) == expected
+
+
+def test_a_name_added_beside_the_sentences_is_no_swap() -> None:
+    context = "Johann Sebastian Bach was born in Eisenach in 1685. George Frideric Handel was born in Halle in 1685."
+    ctx = index_contexts([context])
+    readings = read_frames(
+        "Bach and Handel were born in 1685.", ctx.sentences, ctx.context_of, ctx.text, ctx.frame_norms, ctx.frame_names
+    )
+    assert all(not r.swaps for r in readings)
+
+
 def test_a_sentence_that_does_not_speak_to_the_claim_decides_nothing() -> None:
     assert said("The bridge opened in 1937.", AUSTRALIA) == ""
 

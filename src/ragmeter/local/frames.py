@@ -210,6 +210,28 @@ def _relation_like(toks: Sequence[Token], k: int) -> bool:
     return low in _IRREGULAR_VERBS or verb_form or bool(_opposites(low))
 
 
+#: prepositions that open an adjunct ("In 2014 the company opened ...", "Off the coast of
+#: Queensland lies the reef"): the words of such a phrase are no argument of the relation after it
+_PREPOSITIONS = frozenset(
+    "in on at off of from to by for with into onto during after before since until across along "
+    "around through over under near behind beyond within without among between".split()
+)
+_DETERMINERS = frozenset({"the", "a", "an", "its", "their", "his", "her", "our", "my", "this", "that", "these", "those"})
+
+
+def _in_adjunct(toks: Sequence[Token], i: int) -> bool:
+    """Token ``i`` stands in a prepositional phrase: the words of its noun phrase (content words,
+    then a determiner, if any) are led by a preposition ("coast" and "Queensland" in "Off the coast
+    of Queensland lies ..."; not "company" in "In 2014 the company opened ...")."""
+    named = toks[i].kind in ("name", "cap")
+    j = i - 1
+    while j >= 0 and toks[j].kind != "stop" and (toks[j].kind in ("name", "cap")) == named:
+        j -= 1  # (a name after a common noun starts a phrase of its own: "In the final, England beat ...")
+    if j >= 0 and toks[j].raw.lower() in _DETERMINERS:
+        j -= 1
+    return j >= 0 and toks[j].raw.lower() in _PREPOSITIONS
+
+
 def _exchange(claim: Sequence[Token], sent: Sequence[Token]) -> bool:
     """The arguments on either side of a relation word stand on the other sides of the same word
     (or of its opposite) in the sentence ("A beat B" / "B beat A", "A is smaller than B" / "B is
@@ -234,7 +256,9 @@ def _exchange(claim: Sequence[Token], sent: Sequence[Token]) -> bool:
         if not _relation_like(claim, k):
             continue
         partners = [i for i, t in enumerate(sent) if t.kind != "stop" and (t.norm == r.norm or _are_opposite(r, t))]
-        before = [i for i in shared if i < k and claim[i].norm != r.norm]
+        # (an adjunct put first is no argument: "In 2014 the company opened a store in Marseille"
+        # against "Its second store, in Marseille, opened in 2014")
+        before = [i for i in shared if i < k and claim[i].norm != r.norm and not _in_adjunct(claim, i)]
         after = [i for i in shared if i > k and claim[i].norm != r.norm]
         if not partners or not before or not after:
             continue
@@ -312,6 +336,43 @@ def _swap_ok(claim: Sequence[Token], u: Token, sent: Sequence[Token], v: Token, 
     return ku == kv == "word" and _noun_slot(claim, u) and _noun_slot(sent, v)
 
 
+def _name_runs(toks: Sequence[Token]) -> list[frozenset[str]]:
+    """The words of each run of capitalised words ("Johann Sebastian Bach", "Arctic Ocean")."""
+    runs: list[frozenset[str]] = []
+    run: list[str] = []
+    for t in (*toks, Token("", "stop", "")):
+        if t.kind in ("name", "cap"):
+            run.append(t.norm)
+        elif run:
+            runs.append(frozenset(run))
+            run = []
+    return runs
+
+
+def _named(sent: Sequence[Token], claim: Sequence[Token], c_norms: set[str]) -> set[str]:
+    """``c_norms`` and every word of a name of the sentence that the claim names by part of it:
+    "Johann Sebastian Bach" is named by "Bach", so "Johann" is no filler the claim lacks; "Arctic
+    Ocean" is not named by "Pacific Ocean" (the claim's name is not part of it)."""
+    out = set(c_norms)
+    claim_runs = _name_runs(claim)
+    for run in _name_runs(sent):
+        if any(c <= run for c in claim_runs):
+            out.update(run)
+    return out
+
+
+def _coordinated(claim: Sequence[Token], u: Token, s_norms: set[str] | frozenset[str]) -> bool:
+    """``u`` is joined by "and" / "or" to a word the sentence has ("Bach and Handel")."""
+    k = claim.index(u)
+    for step in (-1, 1):
+        j = k + step
+        while 0 <= j < len(claim) and claim[j].kind in ("name", "cap") and claim[j].norm not in s_norms:
+            j += step  # the other words of u's own name
+        if 0 <= j + step < len(claim) and claim[j].raw.lower() in ("and", "or") and claim[j + step].norm in s_norms:
+            return True
+    return False
+
+
 def _en_swaps(
     claim: Sequence[Token],
     sent: Sequence[Token],
@@ -327,6 +388,7 @@ def _en_swaps(
     s_content = [t for t in sent if t.kind != "stop"]
     s_norms = {t.norm for t in s_content} | implied
     c_norms = {t.norm for t in c_content}
+    named = _named(sent, claim, c_norms)
     out: list[tuple[str, str]] = []
     sm = difflib.SequenceMatcher(None, [t.norm for t in c_content], [t.norm for t in s_content], autojunk=False)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
@@ -336,7 +398,7 @@ def _en_swaps(
         # the contexts lack is a new claim, read by the other features: on BEGIN such words are
         # mostly paraphrase, and reading them as swaps cost its ROC AUC 0.017)
         us = [t for t in c_content[i1:i2] if t.norm in context_norms and t.norm not in s_norms]
-        vs = [t for t in s_content[j1:j2] if t.norm not in c_norms]
+        vs = [t for t in s_content[j1:j2] if t.norm not in named]
         if len(us) == i2 - i1 and vs:
             for u in us:
                 v = next((v for v in vs if _swap_ok(claim, u, sent, v, names)), None)
@@ -371,8 +433,10 @@ def _en_swaps(
     for u in extra:
         if u.norm not in context_norms or _kind(u, names) not in ("name", "num"):
             continue  # (a new name is ent_novel's: read as a swap here, it cost BEGIN's ROC AUC 0.014)
+        if _coordinated(claim, u, s_norms):
+            continue  # "Bach and Handel were born ...": a name added beside the sentence's, not in its place
         v = next(
-            (v for v in s_content if v.norm not in c_norms and _kind(v, names) == _kind(u, names)), None
+            (v for v in s_content if v.norm not in named and _kind(v, names) == _kind(u, names)), None
         )
         if v is not None:
             out.append((u.raw, v.raw))
