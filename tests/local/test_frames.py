@@ -127,6 +127,64 @@ def test_fronted_adjuncts_and_names_given_in_part(claim: str, context: str, expe
     assert said(claim, context) == expected
 
 
+@pytest.mark.parametrize(
+    ("claim", "context", "expected"),
+    [
+        # a number the sentence gives to another word of its own: a swap, though every word is there
+        (
+            "Marie Curie won the Nobel Prize in Chemistry in 1903.",
+            "Marie Curie won the Nobel Prize in Physics in 1903 and the Nobel Prize in Chemistry in 1911.",
+            "conflict",
+        ),
+        (
+            "Marie Curie won the Nobel Prize in Physics in 1903.",
+            "Marie Curie won the Nobel Prize in Physics in 1903 and the Nobel Prize in Chemistry in 1911.",
+            "agrees",
+        ),
+        # two numbers given to two words the other way round: an exchange
+        (
+            "The library lends DVDs for three weeks and books for one week.",
+            "The library lends books for three weeks and DVDs for one week.",
+            "conflict",
+        ),
+        # not a binding: a range ("from two hours to 45 minutes"), a date's day
+        (
+            "The journey takes 45 minutes on the new train line.",
+            "The new train line cuts the journey from two hours to 45 minutes.",
+            "",
+        ),
+        ("The Berlin Wall fell in 1989.", "The Berlin Wall fell on 9 November 1989.", "agrees"),
+        # a clause with a subject of its own does not take the previous clause's
+        (
+            "The Nile is about 6,400 kilometres long.",
+            "The Nile, at about 6,650 kilometres, is the longest river, while the Amazon is about 6,400 kilometres long.",
+            "conflict",
+        ),
+    ],
+)
+def test_numbers_bound_to_their_words(claim: str, context: str, expected: str) -> None:
+    assert said(claim, context) == expected
+
+
+def test_a_comparative_is_read_against_the_numbers_of_its_two_sides() -> None:
+    from ragmeter.local.frames import numeric_comparison
+
+    rivers = [
+        "The Amazon River discharges more water than any other river.",
+        "The Nile, at about 6,650 kilometres, is the longest river, while the Amazon is about 6,400 kilometres long.",
+    ]
+    assert numeric_comparison("The Amazon is longer than the Nile.", rivers) is False
+    assert numeric_comparison("The Nile is longer than the Amazon.", rivers) is True
+    assert numeric_comparison("The Amazon is shorter than the Nile.", rivers) is True
+    whales = ["An adult blue whale can weigh up to 150 tonnes, while an adult African elephant weighs about 6 tonnes."]
+    assert numeric_comparison("The African elephant is heavier than the blue whale.", whales) is False
+    # nothing to read: no comparative, another unit, a year (older is the smaller year), one side unmeasured
+    assert numeric_comparison("The Nile is a river.", rivers) is None
+    assert numeric_comparison("The bridge is longer than the tunnel.", ["The bridge is 2 km long and the tunnel 900 m."]) is None
+    assert numeric_comparison("Oxford is older than Cambridge.", ["Oxford was founded in 1096 and Cambridge in 1209."]) is None
+    assert numeric_comparison("The Amazon is wider than the Danube.", rivers) is None
+
+
 def test_a_name_added_beside_the_sentences_is_no_swap() -> None:
     context = "Johann Sebastian Bach was born in Eisenach in 1685. George Frideric Handel was born in Halle in 1685."
     ctx = index_contexts([context])

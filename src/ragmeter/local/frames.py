@@ -471,6 +471,134 @@ def _implied(prev: str, verb: bool = False) -> frozenset[str]:
     return frozenset(t.norm for t in run)
 
 
+def _number_bindings(claim: Sequence[Token], sent: Sequence[Token]) -> tuple[list[tuple[str, str]], bool]:
+    """Numbers the claim gives to another word than the sentence does, where the sentence holds
+    both ("Marie Curie won the Nobel Prize in Chemistry in 1903." against "... in Physics in 1903
+    and the Nobel Prize in Chemistry in 1911."): each number is bound to the nearest word before it
+    that each text has once. (the claim's number, the sentence's number for the claim's word) when
+    the sentence binds the claim's number to a word the claim lacks, and the claim's word to a
+    number the claim lacks (a swap); True when the two texts bind two of the claim's numbers to
+    two of its words the other way round ("lends DVDs for three weeks and books for one week"
+    against "lends books for three weeks and DVDs for one week": an exchange)."""
+
+    def unique(toks: Sequence[Token]) -> set[str]:
+        seen: dict[str, int] = {}
+        for t in toks:
+            if t.kind not in ("stop", "num"):
+                seen[t.norm] = seen.get(t.norm, 0) + 1
+        return {w for w, n in seen.items() if n == 1}
+
+    def owners(toks: Sequence[Token], anchors: set[str]) -> tuple[dict[str, str], dict[str, str]]:
+        """number -> the anchor before it, anchor -> the first number after it (numbers once)."""
+        counts: dict[str, int] = {}
+        for t in toks:
+            if t.kind == "num":
+                counts[t.norm] = counts.get(t.norm, 0) + 1
+        owner: dict[str, str] = {}
+        first: dict[str, str] = {}
+        last = None
+        for t in toks:
+            if t.kind == "num" and counts[t.norm] == 1:
+                if last is not None:
+                    owner[t.norm] = last
+                    first.setdefault(last, t.norm)
+            elif t.norm in anchors:
+                last = t.norm
+        return owner, first
+
+    def kinds(toks: Sequence[Token]) -> dict[str, tuple[bool, str]]:
+        """number -> (a year, the word after it): 1903 and 1911 are of a kind, 45 minutes and two
+        hours are not, nor 9 (November) and 1989."""
+        out: dict[str, tuple[bool, str]] = {}
+        for i, t in enumerate(toks):
+            if t.kind == "num":
+                nxt = toks[i + 1] if i + 1 < len(toks) else None
+                out[t.norm] = (is_year(t.raw), nxt.norm if nxt is not None and nxt.kind == "word" else "")
+        return out
+
+    anchors = unique(claim) & unique(sent)
+    c_nums = {t.norm for t in claim if t.kind == "num"}
+    if not c_nums or sum(1 for t in sent if t.kind == "num") < 2:
+        return [], False
+    c_owner, c_first = owners(claim, anchors)
+    s_owner, s_first = owners(sent, anchors | unique(sent))
+    c_words = {t.norm for t in claim if t.kind != "stop"}
+    c_kind, s_kind = kinds(claim), kinds(sent)
+    swaps: list[tuple[str, str]] = []
+    for n, a in c_owner.items():
+        other, m = s_owner.get(n), s_first.get(a)
+        if other is None or m is None or other == a or m == n or c_kind[n] != s_kind[m]:
+            continue
+        if other not in c_words and m not in c_nums:
+            swaps.append((n, m))
+        elif c_owner.get(m) == other and c_first.get(other) == m:
+            return [], True
+    return swaps[:1], False
+
+
+#: "X is longer than Y", "X has more ... than Y" (English): the comparative and its two sides
+_EN_COMPARATIVE_RE = re.compile(
+    r"^(?P<x>[^,;]+?) (?:is|are|was|were|has|have|had|weighs?|costs?)\s+"
+    r"(?:(?P<more>more|less|fewer)\s+[a-z]+|(?P<adj>[a-z]+?)i?er)\b(?: [a-z]+){0,3}? than (?P<y>[^,;]+?)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+#: comparatives that say "greater" and "smaller" of a measured quantity (age and time are left
+#: out: an older thing has the smaller year)
+_GREATER = frozenset("larg bigg long heav tall high fast wid deep far great more".split())
+_SMALLER = frozenset("small short light low slow cheap narrow shallow thinn near less fewer".split())
+
+
+def numeric_comparison(claim: str, sentences: Sequence[str]) -> bool | None:
+    """A comparative claim read against the numbers the contexts give its two sides: "The Amazon
+    is longer than the Nile." against "The Nile, at about 6,650 kilometres, ..., while the Amazon is
+    about 6,400 kilometres long." -> False. Each side is its last word ("the blue whale" ->
+    whale), and its number the first one after that word in a sentence (not a year), before the
+    other side's word; both numbers must come with the same word after them (kilometres, tonnes).
+    True when they bear the claim out, None when the claim is no comparative or a side has no
+    single number of that kind."""
+    m = _EN_COMPARATIVE_RE.match(claim.strip())
+    if m is None:
+        return None
+    word = (m.group("more") or m.group("adj") or "").lower()
+    greater = word in _GREATER or word == "more"
+    if not greater and word not in _SMALLER:
+        return None
+    heads = []
+    for side in (m.group("x"), m.group("y")):
+        content = [t for t in tokens(side) if t.kind not in ("stop", "num")]
+        if not content:
+            return None
+        heads.append(content[-1].norm)
+    if heads[0] == heads[1]:
+        return None
+    values: list[tuple[float, str]] = []
+    for head, other in (heads, heads[::-1]):
+        found: set[tuple[float, str]] = set()
+        for sentence in sentences:
+            toks = tokens(sentence)
+            for i, t in enumerate(toks):
+                if t.norm != head:
+                    continue
+                for j in range(i + 1, len(toks)):
+                    u = toks[j]
+                    if u.norm == other or u.norm == head:
+                        break
+                    if u.kind == "num" and not is_year(u.raw):
+                        nxt = toks[j + 1].norm if j + 1 < len(toks) and toks[j + 1].kind == "word" else ""
+                        try:
+                            found.add((float(u.norm), nxt))
+                        except ValueError:
+                            break  # a number word ("two"): its value is not read here
+                        break
+        if len(found) != 1:
+            return None
+        values.append(found.pop())
+    (a, unit_a), (b, unit_b) = values
+    if unit_a != unit_b or not unit_a or a == b:
+        return None
+    return (a > b) == greater
+
+
 def _number_order_flip(claim: Sequence[Token], sent: Sequence[Token]) -> bool:
     """The claim has the sentence's numbers in the other order ("from 45 minutes to two hours")."""
     cn = [t.norm for t in claim if t.kind == "num"]
@@ -529,7 +657,10 @@ def read_sentence(
             swaps.append((new[0], other[0]))
     else:
         swaps = _en_swaps(ct, st, implied, context_norms, names)
-        exchanged = _exchange(ct, st) or _number_order_flip(ct, st)
+        bound, rebound = _number_bindings(ct, st)
+        if not swaps:
+            swaps = bound
+        exchanged = _exchange(ct, st) or _number_order_flip(ct, st) or rebound
     if exchanged:
         flips.append("exchange")
         if _passive(ct, claim) != _passive(st, sentence):
@@ -577,6 +708,23 @@ def clauses(sentence: str) -> tuple[str, ...]:
     return tuple(p for p in _EN_CLAUSE_RE.split(sentence) if p.strip())
 
 
+_CONJUNCTIONS = frozenset({"while", "whereas", "but", "and", "or", "yet", "so"})
+
+
+def _own_subject(clause: str) -> bool:
+    """An English clause that opens with a noun phrase of its own ("while the Amazon is ...",
+    "but Germany won ..."), whose subject is not the previous clause's; one that opens with a verb,
+    a pronoun or a possessive ("and stands 330 metres tall", "while its profit fell") is read with
+    the previous clause's subject (Chinese clauses always are)."""
+    if has_cjk(clause):
+        return False
+    toks = [t for t in tokens(clause) if t.raw.lower() not in _CONJUNCTIONS]
+    if not toks:
+        return False
+    first = toks[0]
+    return first.raw.lower() in ("the", "a", "an") or (first.kind == "name" or (first.kind == "cap" and first.raw[0].isupper()))
+
+
 def read_frames(
     claim: str,
     sentences: Sequence[str],
@@ -597,7 +745,15 @@ def read_frames(
             subject = _implied(parts[0])
             with_verb = _implied(parts[0], verb=True)
             units = [
-                (p, implied | ((with_verb if _ELLIPTICAL_RE.match(p) else subject) if k else frozenset()))
+                (
+                    p,
+                    implied
+                    | (
+                        (with_verb if _ELLIPTICAL_RE.match(p) else subject)
+                        if k and not _own_subject(p)
+                        else frozenset()
+                    ),
+                )
                 for k, p in enumerate(parts)
             ]
         for text, imp in units:

@@ -66,7 +66,15 @@ from ragmeter.local.features import (
     number_swap,
     stem,
 )
-from ragmeter.local.frames import FrameReading, context_names, context_norms, lexical, read_frames, verdict
+from ragmeter.local.frames import (
+    FrameReading,
+    context_names,
+    context_norms,
+    lexical,
+    numeric_comparison,
+    read_frames,
+    verdict,
+)
 from ragmeter.local.lexicon import EN_STOPWORDS, ZH_ANTONYMS, ZH_EQUIVALENT_CHARS, ZH_STOPCHARS
 from ragmeter.local.verifier import Verifier, languages_of
 from ragmeter.statements import ANSWER_LEAD_RE
@@ -368,6 +376,8 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
     said, frame = verdict(
         read_frames(claim, ctx.sentences, ctx.context_of, ctx.text, ctx.frame_norms, ctx.frame_names)
     )
+    if said != "conflict" and not cf.has_cjk and numeric_comparison(claim, ctx.sentences) is False:
+        said = "conflict"  # the contexts' numbers say the other way ("The Amazon is longer than the Nile.")
     values = {
         "sim_max": float(np.max(sims)),
         "cov_best": cov_best,
