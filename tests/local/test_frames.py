@@ -166,6 +166,12 @@ def test_numbers_bound_to_their_words(claim: str, context: str, expected: str) -
     assert said(claim, context) == expected
 
 
+def test_a_negated_change_states_what_stayed() -> None:
+    fares = "The city council raised bus fares in January. Fares for students stayed at $1.00."
+    assert said("Student fares did not change.", fares) == "agrees"
+    assert said("Student fares changed.", fares) == "conflict"
+
+
 def test_a_comparative_is_read_against_the_numbers_of_its_two_sides() -> None:
     from ragmeter.local.frames import numeric_comparison
 

@@ -48,6 +48,11 @@ def test_coverage_and_antonyms() -> None:
     assert not antonym_conflict(analyze(c), c, analyze(c), c)
     c2, e2 = "It happened before the war.", "It happened after the war."
     assert antonym_conflict(analyze(c2), c2, analyze(e2), e2)
+    # inflected forms the stems do not join, and a kept state against a change
+    c3, e3 = "Falling sea temperatures caused bleaching.", "Rising sea temperatures caused bleaching."
+    assert antonym_conflict(analyze(c3), c3, analyze(e3), e3)
+    c4, e4 = "The council lowered bus fares.", "The council raised bus fares."
+    assert antonym_conflict(analyze(c4), c4, analyze(e4), e4)
 
 
 def test_filler_evasive_refusal() -> None:
