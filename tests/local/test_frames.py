@@ -166,6 +166,37 @@ def test_numbers_bound_to_their_words(claim: str, context: str, expected: str) -
     assert said(claim, context) == expected
 
 
+async def test_a_chinese_claim_giving_a_sentences_numbers_about_its_subject_is_a_close_paraphrase() -> None:
+    from ragmeter.local.support import _numbers_anchored
+
+    lakes = ["西湖位于杭州，面积约6.4平方公里。", "太湖横跨江苏和浙江两省，面积约2400平方公里。"]
+    assert _numbers_anchored("太湖的面积大约是2400平方公里。", lakes)
+    assert not _numbers_anchored("西湖的面积约2400平方公里。", lakes)  # not the sentence about 西湖
+    assert not _numbers_anchored("太湖的面积很大。", lakes)  # no number
+    judge = LocalJudge()
+    (v,) = await judge.verify_claims(["太湖的面积大约是2400平方公里。"], ["".join(lakes)])
+    assert v.confidence is not None and v.confidence >= 0.7
+    (v,) = await judge.verify_claims(["西湖的面积约2400平方公里。"], ["".join(lakes)])
+    assert v.confidence is not None and v.confidence <= 0.3
+
+
+def test_two_sides_sharing_a_character_exchanged_around_a_comparative() -> None:
+    water = "水在零摄氏度结冰。盐水的冰点比纯水低。"
+    assert said("纯水的冰点比盐水高。", water) == "agrees"  # exchanged and opposite: two flips
+    assert said("盐水的冰点比纯水高。", water) == "conflict"
+
+
+def test_a_claim_naming_what_the_sentence_does_not_is_no_swap_of_it() -> None:
+    cups = "Brazil has won the FIFA World Cup five times. Germany and Italy have each won it four times."
+    ctx = index_contexts([cups])
+    readings = read_frames(
+        "Italy has won the World Cup as many times as Germany.",
+        ctx.sentences, ctx.context_of, ctx.text, ctx.frame_norms, ctx.frame_names,
+    )
+    assert all(not r.swaps for r in readings)  # not "Italy" for "Brazil": Germany is no part of that sentence
+    assert said("Italy has won the FIFA World Cup five times.", cups) == "conflict"
+
+
 def test_a_negated_change_states_what_stayed() -> None:
     fares = "The city council raised bus fares in January. Fares for students stayed at $1.00."
     assert said("Student fares did not change.", fares) == "agrees"

@@ -5,7 +5,7 @@
 the frame reading and never tuned on) and ``data/dev/textbook_final.jsonl`` (60: 40 English, 20
 Chinese, written near the end and read once) and ``data/dev/textbook_fresh.jsonl`` (72: 32 English,
 40 Chinese, written in a later session, never tuned on) and ``data/dev/textbook_blind.jsonl`` (72: 40
-English, 32 Chinese, written later still, read once, then four faults it showed were mended):
+English, 32 Chinese, written later still, read once, then tuned on):
 false statements assembled from the context's own words (a
 name, number or date from another sentence, roles exchanged, a flipped negation or comparison, an
 opposite) and supported ones (copies, paraphrases, paraphrased negations, passives, synonyms,
@@ -46,16 +46,16 @@ CASES = [
 # the level reached by the packaged judge, per file and language (docs/local-judge.md, "In-context
 # hallucinations"); before the frame reading: 47, 17, 29, 7, 19, 4
 MIN_RIGHT = {
-    ("textbook_dev.jsonl", "en"): 107,  # of 120
-    ("textbook_dev.jsonl", "zh"): 52,  # of 60
+    ("textbook_dev.jsonl", "en"): 108,  # of 120
+    ("textbook_dev.jsonl", "zh"): 54,  # of 60
     ("textbook_heldout.jsonl", "en"): 52,  # of 60
     ("textbook_heldout.jsonl", "zh"): 24,  # of 32
     ("textbook_final.jsonl", "en"): 35,  # of 40
-    ("textbook_final.jsonl", "zh"): 14,  # of 20
+    ("textbook_final.jsonl", "zh"): 16,  # of 20
     ("textbook_fresh.jsonl", "en"): 25,  # of 32
-    ("textbook_fresh.jsonl", "zh"): 23,  # of 40
+    ("textbook_fresh.jsonl", "zh"): 24,  # of 40
     ("textbook_blind.jsonl", "en"): 34,  # of 40
-    ("textbook_blind.jsonl", "zh"): 19,  # of 32
+    ("textbook_blind.jsonl", "zh"): 22,  # of 32
 }
 
 

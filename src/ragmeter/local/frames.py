@@ -657,6 +657,10 @@ def read_sentence(
             swaps.append((new[0], other[0]))
     else:
         swaps = _en_swaps(ct, st, implied, context_norms, names)
+        swapped_in = {t.norm for u, _ in swaps for t in tokens(u)}
+        s_all = {t.norm for t in st} | implied
+        if any(t.kind == "name" and t.norm not in s_all and t.norm not in swapped_in for t in ct):
+            swaps = []  # a name of the claim's own that the sentence lacks: it speaks of something else
         bound, rebound = _number_bindings(ct, st)
         if not swaps:
             swaps = bound

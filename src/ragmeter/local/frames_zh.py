@@ -111,9 +111,13 @@ def _zh_exchange(claim: str, sentence: str) -> bool:
     # whose opposite the sentence has ("输给" / "战胜")
     pivots: list[tuple[str, str, str, str]] = []
     for blk in sm.get_matching_blocks():
-        if blk.size < 2 or blk.a == 0 or blk.a + blk.size >= len(a):
-            continue
-        pivots.append(("".join(a[: blk.a]), "".join(a[blk.a + blk.size :]), "".join(b[: blk.b]), "".join(b[blk.b + blk.size :])))
+        # (and the run without its first or last character, which may belong to an argument: the
+        # 水 of "纯水的冰点比盐水高" against "盐水的冰点比纯水低")
+        for lead, tail in ((0, 0), (1, 0), (0, 1), (1, 1)):
+            ia, ib, size = blk.a + lead, blk.b + lead, blk.size - lead - tail
+            if size < 2 or ia == 0 or ia + size >= len(a):
+                continue
+            pivots.append(("".join(a[:ia]), "".join(a[ia + size :]), "".join(b[:ib]), "".join(b[ib + size :])))
     for word, opposites in ZH_ANTONYMS.items():
         i = claim.find(word)
         if i <= 0 or word in sentence:

@@ -112,6 +112,7 @@ RULE_FEATURES: tuple[str, ...] = (
     "speaker_swap",
     "frame_conflict",
     "frame_agrees",
+    "num_anchored",
 )
 #: best-aligned context sentences of each claim whose premises the verifier may read
 TOP_PREMISES = 2
@@ -397,6 +398,8 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         "neg_confirmed": neg_confirmed,
         "speaker_swap": speaker_swap,
         "frame_conflict": 1.0 if said == "conflict" else 0.0,
+        # a Chinese claim whose numbers a context sentence about its subject gives in the same slots
+        "num_anchored": 1.0 if cf.has_cjk and _numbers_anchored(claim, [ctx.sentences[i] for i in near]) else 0.0,
         # stated, where the claim says who or what it is about (a pronoun's referent is not read),
         # states rather than asks, and does not speak for the speaker
         "frame_agrees": 1.0
@@ -429,6 +432,22 @@ _AUXILIARIES = frozenset(
 SWAP_SYNONYM = 0.7
 #: an English claim's swap candidate is a swap when the verifier entails the claim below this
 SWAP_UNENTAILED = 0.5
+
+
+_ZH_SUBJECT_RE = re.compile(r"[^约占是在有为于被由把将向从到的了，,。\d]{2,4}")
+
+
+def _numbers_anchored(claim: str, sentences: Sequence[str]) -> bool:
+    """Every number of a Chinese claim stands in the same slot (its unit) in one of ``sentences``,
+    which also names the claim's subject (the first two characters of its opening run of content
+    characters): "太湖的面积大约是2400平方公里" in "太湖横跨江苏和浙江两省，面积约2400平方公里" (not
+    "西湖的面积约2400平方公里": that sentence is not about 西湖)."""
+    slots = number_slots(claim)
+    m = _ZH_SUBJECT_RE.match(claim.strip())
+    if not slots or any(not unit for _, unit in slots) or m is None:
+        return False
+    subject = m.group(0)[:2]
+    return any(subject in s and slots <= number_slots(s) for s in sentences)
 
 
 def _novel_content(tokens: Sequence[str], replaced: Sequence[str], context_stems: frozenset[str]) -> bool:
@@ -916,7 +935,9 @@ _DEPARTURES = (
 
 def close_paraphrase(values: Mapping[str, float]) -> bool:
     """A claim the verifier does not read (Chinese claims: its vocabulary is English) that restates
-    a context sentence in other words: close in meaning (``sim_max`` >= :data:`PARAPHRASE_SIM`),
+    a context sentence in other words: close in meaning (``sim_max`` >= :data:`PARAPHRASE_SIM`), or
+    giving its numbers as a sentence about its subject does (``num_anchored``: "太湖的面积大约是2400
+    平方公里" against "太湖……面积约2400平方公里", cosine 0.77),
     made of the contexts' words (``word_cov`` >= :data:`PARAPHRASE_COVERAGE`), and with no sign of
     departing from them: no swapped filler or flip of the frame reading, no number, name or
     negation of its own, no antonym. The plain combiner reads character-pair coverage, which a
@@ -924,7 +945,7 @@ def close_paraphrase(values: Mapping[str, float]) -> bool:
     such a claim could hide are the ones those features look for. The counterpart of the verifier's
     confident entailment, for the claims it cannot read."""
     return (
-        values.get("sim_max", 0.0) >= PARAPHRASE_SIM
+        (values.get("sim_max", 0.0) >= PARAPHRASE_SIM or values.get("num_anchored", 0.0) > 0)
         and values.get("word_cov", 0.0) >= PARAPHRASE_COVERAGE
         and not any(values.get(name, 0.0) > 0 for name in _DEPARTURES)
     )
