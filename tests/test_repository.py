@@ -20,6 +20,7 @@ DEV_FILES = (
     "textbook_final",
     "textbook_fresh",
     "textbook_blind",
+    "textbook_check",
     "agent_trajectories_dev",
     "agent_trajectories_heldout",
     "short_reference_dev",

@@ -5,7 +5,8 @@
 the frame reading and never tuned on) and ``data/dev/textbook_final.jsonl`` (60: 40 English, 20
 Chinese, written near the end and read once) and ``data/dev/textbook_fresh.jsonl`` (72: 32 English,
 40 Chinese, written in a later session, never tuned on) and ``data/dev/textbook_blind.jsonl`` (72: 40
-English, 32 Chinese, written later still, read once, then tuned on):
+English, 32 Chinese, written later still, read once, then tuned on) and ``data/dev/textbook_check.jsonl``
+(80: 40 English, 40 Chinese, written at the end of that session, never tuned on):
 false statements assembled from the context's own words (a
 name, number or date from another sentence, roles exchanged, a flipped negation or comparison, an
 opposite) and supported ones (copies, paraphrases, paraphrased negations, passives, synonyms,
@@ -30,6 +31,7 @@ FILES = (
     "textbook_final.jsonl",
     "textbook_fresh.jsonl",
     "textbook_blind.jsonl",
+    "textbook_check.jsonl",
 )
 CASES = [
     {
@@ -56,6 +58,8 @@ MIN_RIGHT = {
     ("textbook_fresh.jsonl", "zh"): 24,  # of 40
     ("textbook_blind.jsonl", "en"): 34,  # of 40
     ("textbook_blind.jsonl", "zh"): 22,  # of 32
+    ("textbook_check.jsonl", "en"): 31,  # of 40
+    ("textbook_check.jsonl", "zh"): 27,  # of 40
 }
 
 
