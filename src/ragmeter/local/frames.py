@@ -443,6 +443,9 @@ def _en_swaps(
     return out
 
 
+#: the opening run of a Chinese text, up to its first function character or number: what it is
+#: about ("大熊猫主要生活在……" -> 大熊猫)
+ZH_OPENING_RE = re.compile(r"[^约占是在有为于被由把将向从到的了，,。\d]{1,4}")
 _PRONOUN_RE = re.compile(r"\b(?:it|its|they|their|them|he|his|him|she|her)\b|[它他她其]", re.IGNORECASE)
 _ELLIPTICAL_RE = re.compile(r"\s*(?:at|on|in|for|from|to|by)\b", re.IGNORECASE)
 
@@ -454,7 +457,7 @@ def _implied(prev: str, verb: bool = False) -> frozenset[str]:
     library; with ``verb``, for a clause that elides the verb too, "... and at 11 a.m. on
     Saturdays": city, library, open). Chinese: its first run of content characters, at most four."""
     if has_cjk(prev):  # the first run of content characters, at most four
-        m = re.match(r"[^约占是在有为于被由把将向从到的了，,。\d]{1,4}", prev)
+        m = ZH_OPENING_RE.match(prev)
         return frozenset(ch for ch in (m.group(0) if m else "") if is_cjk(ch) and ch not in ZH_STOPCHARS)
     run: list[Token] = []
     for t in tokens(prev):

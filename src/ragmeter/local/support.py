@@ -67,6 +67,7 @@ from ragmeter.local.features import (
     stem,
 )
 from ragmeter.local.frames import (
+    ZH_OPENING_RE,
     FrameReading,
     context_names,
     context_norms,
@@ -434,17 +435,14 @@ SWAP_SYNONYM = 0.7
 SWAP_UNENTAILED = 0.5
 
 
-_ZH_SUBJECT_RE = re.compile(r"[^约占是在有为于被由把将向从到的了，,。\d]{2,4}")
-
-
 def _numbers_anchored(claim: str, sentences: Sequence[str]) -> bool:
     """Every number of a Chinese claim stands in the same slot (its unit) in one of ``sentences``,
     which also names the claim's subject (the first two characters of its opening run of content
     characters): "太湖的面积大约是2400平方公里" in "太湖横跨江苏和浙江两省，面积约2400平方公里" (not
     "西湖的面积约2400平方公里": that sentence is not about 西湖)."""
     slots = number_slots(claim)
-    m = _ZH_SUBJECT_RE.match(claim.strip())
-    if not slots or any(not unit for _, unit in slots) or m is None:
+    m = ZH_OPENING_RE.match(claim.strip())
+    if not slots or any(not unit for _, unit in slots) or m is None or len(m.group(0)) < 2:
         return False
     subject = m.group(0)[:2]
     return any(subject in s and slots <= number_slots(s) for s in sentences)
