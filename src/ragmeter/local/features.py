@@ -177,6 +177,11 @@ def _zh_percent(numeral: str) -> str | None:
     return _canon_number(f"{val}.{''.join(str(_ZH_DIGITS[c]) for c in frac)}")
 
 
+def _zh_percentages(text: str) -> list[tuple[int, int, str | None]]:
+    """Each percentage in words of ``text``: (its start, its end, its number), 百分之二十一 -> "21"."""
+    return [(m.start(), m.end(), _zh_percent(m.group(1))) for m in _ZH_PERCENT_RE.finditer(text)]
+
+
 def _canon_number(raw: str) -> str:
     s = raw.replace(",", "")
     if s.count(".") > 1:
@@ -296,8 +301,8 @@ def analyze(text: str) -> TextFeatures:
             if bg[0] in ZH_STOPCHARS and bg[1] in ZH_STOPCHARS:
                 continue
             terms.append(bg)
-        percents = {pm.start(1): (pm.end(), _zh_percent(pm.group(1))) for pm in _ZH_PERCENT_RE.finditer(run)}
-        inside = {i for start, (end, _) in percents.items() for i in range(start + 1, end)}
+        percents = _zh_percentages(run)
+        numbers.update(value for _, _, value in percents if value is not None)
         for nm in _ZH_NUM_RE.finditer(run):
             if (
                 m.start() + nm.start() > 0
@@ -307,13 +312,8 @@ def analyze(text: str) -> TextFeatures:
                 continue  # the unit of 5700万: read with its digits below
             if nm.group(0) == "百" and run.startswith("分之", nm.end()):
                 continue  # 百分之: the percentage is the numeral after it
-            if nm.start() in percents:
-                percent = percents[nm.start()][1]
-                if percent is not None:
-                    numbers.add(percent)
-                continue
-            if nm.start() in inside:
-                continue  # the decimals of 百分之三点五
+            if any(a <= nm.start() < b for a, b, _ in percents):
+                continue  # a percentage's numeral and decimals, read above
             end = nm.end()
             nxt = run[end] if end < len(run) else ""
             # a lone 一 before a counter is mostly the article ("一天最多两次": a day; "一位诗人":
@@ -379,14 +379,10 @@ def number_slots(text: str) -> frozenset[tuple[str, str]]:
         low = m.group(1).lower()
         if low in _NUMBER_WORDS:
             out.add((_NUMBER_WORDS[low], stem(m.group(2)) if m.group(2) else ""))
-    spans = []
-    for m in _ZH_PERCENT_RE.finditer(s):  # 百分之二十一: the slot of 21%
-        percent = _zh_percent(m.group(1))
-        spans.append(m.span())
-        if percent is not None:
-            out.add((percent, "%"))
+    percents = _zh_percentages(s)  # 百分之二十一: the slot of 21%
+    out.update((value, "%") for _, _, value in percents if value is not None)
     for m in _ZH_NUMBER_SLOT_RE.finditer(s):
-        if any(a <= m.start() < b for a, b in spans):
+        if any(a <= m.start() < b for a, b, _ in percents):
             continue  # read as a percentage above
         if m.start() > 0 and s[m.start() - 1].isdigit():
             continue  # the multiplier of 5700万, read above

@@ -379,7 +379,9 @@ def support_features(claim: str, ctx: ContextIndex, sims: np.ndarray) -> Support
         read_frames(claim, ctx.sentences, ctx.context_of, ctx.text, ctx.frame_norms, ctx.frame_names)
     )
     if said != "conflict" and not cf.has_cjk and numeric_comparison(claim, ctx.sentences) is False:
-        said = "conflict"  # the contexts' numbers say the other way ("The Amazon is longer than the Nile.")
+        # the contexts' numbers say the other way ("The Amazon is longer than the Nile."): no one
+        # sentence's reading decides it
+        said, frame = "conflict", None
     values = {
         "sim_max": float(np.max(sims)),
         "cov_best": cov_best,
@@ -483,12 +485,13 @@ def swap_candidates(
     b = tokenize(sentence)
     if len(a) < 3 or not b:
         return []
+    cjk = analyze(claim).has_cjk
     ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     matched = sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal")
-    if matched < (SWAP_MATCHED if analyze(claim).has_cjk else SWAP_MATCHED_EN) * len(a):
+    if matched < (SWAP_MATCHED if cjk else SWAP_MATCHED_EN) * len(a):
         return []
     out: list[tuple[str, str]] = []
-    joiner = "" if analyze(claim).has_cjk else " "
+    joiner = "" if cjk else " "
     for k, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag == "replace" and i2 == len(a) and i2 - i1 == 1:  # the claim's last token: what lines up
             j2 = j1 + 1
@@ -498,7 +501,7 @@ def swap_candidates(
         after = ops[k + 1] if k + 1 < len(ops) else None
         # an English claim's opening words in place of the sentence's, before three shared words:
         # a subject put in the subject's place ("Saturn is the largest planet ...")
-        opening = joiner == " " and k == 0 and after is not None and after[0] == "equal" and after[2] - after[1] >= 3
+        opening = not cjk and k == 0 and after is not None and after[0] == "equal" and after[2] - after[1] >= 3
         if not opening and (before is None or before[0] != "equal" or before[2] - before[1] < 2):
             continue
         if i2 < len(a) and (after is None or after[0] != "equal"):
@@ -669,22 +672,24 @@ def _says_opposite(cf: TextFeatures, claim: str, sentence: str, whole: TextFeatu
     not opposed by "销售额增长了百分之十五，但利润下降了百分之三" (下降 is the other clause's), and
     "The vaccine has no approval for children younger than five." not by "It is approved for
     children aged five and older." (an opposite and a negation: flips that cancel)."""
-    clauses = _clause_texts(sentence)
-    text, ev = sentence, whole
-    if len(clauses) >= 2:
-        text, ev = max(((c, analyze(c)) for c in clauses), key=lambda t: coverage(cf.terms, t[1].terms))
+    text, ev = _aligned_clause_text(cf, sentence, whole)
     return cf.negated == ev.negated and antonym_conflict(cf, claim, ev, text)
 
 
-def _aligned_clause(cf: TextFeatures, sentence: str, whole: TextFeatures) -> TextFeatures:
-    """The clause of ``sentence`` that shares most of the claim's terms: the claim "The bridge
-    opened in May" copies the first clause of "The bridge opened in May, and trucks are not
-    allowed", whose negation belongs to the other clause."""
+def _aligned_clause_text(cf: TextFeatures, sentence: str, whole: TextFeatures) -> tuple[str, TextFeatures]:
+    """The clause of ``sentence`` that shares most of the claim's terms, and its features: the
+    claim "The bridge opened in May" copies the first clause of "The bridge opened in May, and
+    trucks are not allowed", whose negation belongs to the other clause (``whole``: the
+    sentence's own features, for a sentence of one clause)."""
     clauses = _clause_texts(sentence)
     if len(clauses) < 2:
-        return whole
-    feats = [analyze(c) for c in clauses]
-    return max(feats, key=lambda f: coverage(cf.terms, f.terms))
+        return sentence, whole
+    return max(((c, analyze(c)) for c in clauses), key=lambda t: coverage(cf.terms, t[1].terms))
+
+
+def _aligned_clause(cf: TextFeatures, sentence: str, whole: TextFeatures) -> TextFeatures:
+    """The features of :func:`_aligned_clause_text`'s clause."""
+    return _aligned_clause_text(cf, sentence, whole)[1]
 
 
 def _bigram_cov(claim: str, pool: frozenset[tuple[str, str]]) -> float:
